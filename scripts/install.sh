@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Create .venv and install the pinned TFX 1.16 stack plus imagepipe into it.
+#
+#   bash scripts/install.sh          # ~3 min and ~3.5 GB the first time; ~1 s after
+#
+# Idempotent: a stamp in .venv records a hash of every file that decides what
+# gets installed. If the stamp matches, nothing runs. If it does not (first
+# run, edited pins, an interrupted install), the install runs again, and pip
+# only touches what is missing or different.
+#
+# Why three steps: tfx and ml-pipelines-sdk 1.16.0 declare Requires-Python
+# <3.11, although the whole stack has cp311 wheels and runs on 3.11. Applying
+# --ignore-requires-python to the whole resolve would hide real conflicts, so
+# the dependencies resolve normally under constraints.txt, and only those two
+# wheels go in with --no-deps --ignore-requires-python.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+VENV=.venv
+PY=${PYTHON:-python3}
+STAMP_INPUTS=(constraints.txt requirements.txt setup.py scripts/install.sh)
+
+die() { echo "install: error: $*" >&2; exit 2; }
+
+command -v "$PY" >/dev/null 2>&1 || die "'$PY' not found; install Python 3.11 or set PYTHON=/path/to/python3.11"
+ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+case "$ver" in
+  3.11|3.10) ;;
+  *) die "imagepipe needs Python 3.11 (or 3.10): the pinned TFX 1.16 stack has wheels only for those; '$PY' is Python $ver. Set PYTHON=/path/to/python3.11." ;;
+esac
+
+want=$(cat "${STAMP_INPUTS[@]}" | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
+want="$want python$ver"
+if [ -f "$VENV/.installed" ] && [ "$(cat "$VENV/.installed")" = "$want" ] && [ -x "$VENV/bin/imagepipe" ]; then
+  exit 0
+fi
+
+if [ -x "$VENV/bin/python" ]; then
+  have=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)
+  if [ "$have" != "$ver" ]; then
+    echo "install: $VENV is Python $have, rebuilding it with Python $ver"
+    rm -rf "$VENV"
+  fi
+fi
+
+start=$(date +%s)
+echo "install: setting up $VENV with Python $ver (first time: about 3 minutes, 3.5 GB)"
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+# Some machines list local find-links/index folders that do not exist; pip
+# warns about each one on every lookup. Drop those lines, keep everything else.
+quiet_pip() { "${PIP[@]}" "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
+rm -f "$VENV/.installed"
+
+echo "install: 1/3 dependencies, pinned by constraints.txt"
+quiet_pip install -q -c constraints.txt -r requirements.txt
+echo "install: 2/3 tfx and ml-pipelines-sdk 1.16.0 (no deps, ignoring their <3.11 marker)"
+quiet_pip install -q -c constraints.txt --no-deps --ignore-requires-python \
+  tfx==1.16.0 ml-pipelines-sdk==1.16.0
+echo "install: 3/3 imagepipe itself, editable"
+quiet_pip install -q -c constraints.txt --no-deps --no-build-isolation -e .
+"${PIP[@]}" check
+
+echo "$want" > "$VENV/.installed"
+echo "install: done in $(( $(date +%s) - start ))s; $(du -sh "$VENV" | cut -f1) in $VENV"

@@ -1,0 +1,33 @@
+"""imagepipe: TFX pipeline components for image classification.
+
+Install with `bash scripts/install.sh` (or `make install`), not with plain pip:
+tfx 1.16.0 declares Requires-Python <3.11 and must go in with
+--ignore-requires-python, after its dependencies (see README "Install").
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="imagepipe",
+    version="0.1.0",
+    description="Production TFX pipeline for image classification",
+    python_requires=">=3.10,<3.12",
+    # kubeflow/ is deliberately NOT a package: a top-level `kubeflow` module
+    # would shadow the real `kubeflow` namespace that kfp extensions use.
+    packages=find_packages(include=["pipeline", "pipeline.*", "components",
+                                    "components.*", "modules", "modules.*"]),
+    install_requires=[
+        # Versions are pinned in constraints.txt; these are the direct imports.
+        "tfx==1.16.0",
+        "tensorflow>=2.16,<2.17",
+        "tf-keras>=2.16,<2.17",
+        "tensorflow-transform>=1.16,<1.17",
+        "tensorflow-model-analysis>=0.47,<0.48",
+        "apache-beam>=2.59,<3",
+        "ml-metadata>=1.16,<1.17",
+        "kfp>=2.7,<2.14",
+        "pillow",
+        "numpy<2",
+        "pyyaml",
+    ],
+    entry_points={"console_scripts": ["imagepipe=pipeline.cli:main"]},
+)
