@@ -1,0 +1,1 @@
+"""Baseline resolution for the Evaluator: the latest blessed model other than the candidate."""

@@ -1,0 +1,1 @@
+"""ImageExampleGen: ingest image datasets into TFRecords of tf.Example."""
