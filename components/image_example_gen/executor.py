@@ -15,7 +15,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components.image_example_gen.folder_tree import list_class_folders
-from components.image_example_gen.ingest import LABELS_FILE, IngestImages
+from components.image_example_gen.ingest import LABELS_FILE, IngestImages, check_splits
 
 # Private exec-property keys, set in Do() for GenerateExamplesByBeam(); TFX
 # itself passes `_beam_pipeline_args` the same way.
@@ -39,6 +39,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         listing = list_class_folders(exec_properties[standard_component_specs.INPUT_BASE_KEY])
         props = dict(exec_properties, **{_LISTING: listing, _REPORT_DIR: examples.uri})
         super().Do(input_dict, output_dict, props)
+        check_splits(examples.uri)
         with tf.io.gfile.GFile(os.path.join(examples.uri, LABELS_FILE), "w") as f:
             f.write("".join(name + "\n" for name in listing.classes))
 

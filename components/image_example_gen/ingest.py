@@ -87,6 +87,24 @@ def _write_report(facts, skipped, listing, split_names, out_dir):
         json.dump(report, f, indent=2, ensure_ascii=False)
 
 
+def check_splits(report_dir: str) -> dict:
+    """Reads the report and fails, naming skipped files, if any split came out empty.
+
+    An empty split would otherwise surface later as an obscure error in
+    StatisticsGen or the Trainer.
+    """
+    with tf.io.gfile.GFile(os.path.join(report_dir, REPORT_FILE)) as f:
+        report = json.load(f)
+    empty = [name for name, count in report["splits"].items() if count == 0]
+    if empty:
+        skipped = report["skipped"]
+        example = f"; first: {skipped[0]['path']}: {skipped[0]['reason']}" if skipped else ""
+        raise ValueError(
+            f"split(s) {', '.join(empty)} got no images: {sum(report['splits'].values())} "
+            f"ingested, {len(skipped)} skipped as undecodable{example}")
+    return report
+
+
 @beam.ptransform_fn
 def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: N802 (Beam style)
                  split_names: Sequence[str], buckets: Sequence[int],

@@ -1,0 +1,71 @@
+"""Transform's `preprocessing_fn`: decode, resize, scale and normalize images.
+
+TFX runs it once over the train split to compute the per-channel mean and
+standard deviation; the resulting transform graph is then applied on the fly
+in the Trainer's input pipeline and inside every serving signature, so
+training and serving share one implementation of preprocessing.
+"""
+from typing import Any, Dict
+
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+
+# Transformed feature keys.
+IMAGE_XF = "image"
+LABEL_XF = "label"
+# Floor for the per-channel std: a constant channel must not divide by zero.
+_MIN_STD = 1e-3
+
+
+def _dense_1d(x) -> tf.Tensor:
+    """A [batch] tensor from a [batch, 1] dense or a sparse single-value feature."""
+    if isinstance(x, tf.SparseTensor):
+        x = tf.sparse.to_dense(x)
+    return tf.reshape(x, [-1])
+
+
+def to_channels(image: tf.Tensor, channels: int) -> tf.Tensor:
+    """Converts an [h, w, 1..4] image to 1 or 3 channels: alpha dropped, gray repeated.
+
+    Done here rather than by decode_image's `channels` argument, which TF
+    refuses for some formats (channels=1 on BMP raises).
+    """
+    has_color = tf.shape(image)[-1] >= 3
+    if channels == 3:
+        return tf.cond(has_color, lambda: image[..., :3],
+                       lambda: tf.image.grayscale_to_rgb(image[..., :1]))
+    return tf.cond(has_color, lambda: tf.image.rgb_to_grayscale(image[..., :3]),
+                   lambda: image[..., :1])
+
+
+def decode_images(encoded: tf.Tensor, size: int, channels: int) -> tf.Tensor:
+    """Decodes a [batch] string tensor of JPEG/PNG/BMP/GIF bytes to float images.
+
+    Returns a [batch, size, size, channels] float32 tensor in [0, 1]. The
+    shape is static, as TPUs and the exported signatures need.
+    """
+    def decode_one(data):
+        image = tf.io.decode_image(data, expand_animations=False)
+        image = tf.image.resize(to_channels(image, channels), [size, size], antialias=True)
+        return tf.ensure_shape(image, [size, size, channels])
+
+    images = tf.map_fn(decode_one, encoded,
+                       fn_output_signature=tf.TensorSpec([size, size, channels], tf.float32))
+    return images / 255.0
+
+
+def preprocessing_fn(inputs: Dict[str, Any], custom_config: Dict[str, Any]) -> Dict[str, Any]:
+    """TFT entry point; `custom_config` holds `image_size` and `channels`."""
+    size, channels = int(custom_config["image_size"]), int(custom_config["channels"])
+    images = decode_images(_dense_1d(inputs[IMAGE_KEY]), size, channels)
+    # Statistics per channel, over every pixel of the analyzed split: reduce
+    # over a [pixels, channels] view, since analyzers reduce over axis 0.
+    pixels = tf.reshape(images, [-1, channels])
+    mean = tft.mean(pixels, reduce_instance_dims=False)
+    std = tf.maximum(tf.sqrt(tft.var(pixels, reduce_instance_dims=False)), _MIN_STD)
+    return {
+        IMAGE_XF: (images - mean) / std,
+        LABEL_XF: _dense_1d(inputs[LABEL_KEY]),
+    }
