@@ -1,0 +1,38 @@
+"""Run the pipeline on this machine with TFX's LocalDagRunner, then summarize it."""
+import time
+
+from tfx import v1 as tfx
+
+from components.image_example_gen.folder_tree import list_class_folders
+from pipeline import summary
+from pipeline.config import PipelineConfig
+from pipeline.data_probe import probe_shape
+from pipeline.errors import PipelineFailed
+from pipeline.pipeline import create_pipeline
+
+# In-process Beam: for datasets that fit one machine, starting worker
+# processes (each re-importing TensorFlow) costs more than it saves.
+LOCAL_BEAM_ARGS = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+
+
+def run(config: PipelineConfig) -> dict:
+    """Runs the whole pipeline; writes and returns the summary.
+
+    Raises:
+      DatasetError: the data is missing or holds no images (checked before
+        anything runs).
+      PipelineFailed: a component failed; names it.
+    """
+    listing = list_class_folders(config.data)
+    size, channels = probe_shape(config.data, listing)
+    size, channels = config.image_size or size, config.channels or channels
+    tfx_pipeline = create_pipeline(config, size, channels, LOCAL_BEAM_ARGS)
+    start = time.time()
+    try:
+        tfx.orchestration.LocalDagRunner().run(tfx_pipeline)
+    except Exception as e:  # Any component error: report which one failed.
+        raise PipelineFailed(summary.failed_component(config), e) from e
+    result = summary.build_summary(config, total_seconds=time.time() - start)
+    summary.write_summary(config, result)
+    print(summary.format_summary(result))
+    return result

@@ -1,0 +1,94 @@
+"""The TFX DAG: ingest -> validate -> transform -> train -> evaluate -> push.
+
+Runner-agnostic: the local runner (and later the Kubeflow compiler) calls
+`create_pipeline` with the one config and adds only its environment.
+"""
+from typing import List
+
+import tensorflow_model_analysis as tfma
+from tfx import v1 as tfx
+
+from components.baseline_resolver import strategy
+from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
+from components.image_example_gen.component import ImageExampleGen
+from components.image_example_gen.encode import LABEL_KEY
+from pipeline.config import PipelineConfig
+
+# Components are addressed by these ids in MLMD, summary.json and logs.
+COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
+                 "Transform", "Trainer", "latest_blessed_model_resolver", "Evaluator",
+                 "Pusher")
+PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
+RUN_FN = "modules.trainer.run_fn"
+
+
+def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
+    """Accuracy must reach the threshold, and not fall below the baseline's minus tolerance."""
+    accuracy = tfma.MetricConfig(
+        class_name="SparseCategoricalAccuracy",
+        threshold=tfma.MetricThreshold(
+            value_threshold=tfma.GenericValueThreshold(
+                lower_bound={"value": config.accuracy_threshold}),
+            change_threshold=tfma.GenericChangeThreshold(
+                direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+                absolute={"value": -config.baseline_tolerance})))
+    return tfma.EvalConfig(
+        model_specs=[tfma.ModelSpec(signature_name="serving_default", label_key=LABEL_KEY,
+                                    prediction_key="probabilities")],
+        slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[LABEL_KEY])],
+        metrics_specs=[tfma.MetricsSpec(metrics=[accuracy])])
+
+
+def create_components(config: PipelineConfig, image_size: int, channels: int) -> List:
+    """The components in execution order; image size and channels are resolved already."""
+    example_gen = ImageExampleGen(input_base=config.data, eval_percent=config.eval_percent)
+    statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
+    schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
+                                          infer_feature_shape=True)
+    example_validator = tfx.components.ExampleValidator(
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
+    transform = tfx.components.Transform(
+        examples=example_gen.outputs["examples"], schema=schema_gen.outputs["schema"],
+        preprocessing_fn=PREPROCESSING_FN, materialize=False,
+        # StatisticsGen already profiled the raw data; Transform's own pre/post
+        # statistics would cost a second pass over every image.
+        disable_statistics=True,
+        splits_config=tfx.proto.SplitsConfig(analyze=["train"]),
+        custom_config={"image_size": image_size, "channels": channels})
+    trainer = tfx.components.Trainer(
+        run_fn=RUN_FN,
+        examples=example_gen.outputs["examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        schema=schema_gen.outputs["schema"],
+        train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
+        eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps),
+        custom_config={"batch_size": config.batch_size, "learning_rate": config.learning_rate})
+    baseline = tfx.dsl.Resolver(
+        strategy_class=LatestBlessedOtherModelStrategy,
+        **{strategy.MODEL: tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
+           strategy.BLESSING: tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+           strategy.CANDIDATE: trainer.outputs["model"]},
+    ).with_id("latest_blessed_model_resolver")
+    evaluator = tfx.components.Evaluator(
+        examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
+        baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
+        example_splits=["eval"])
+    pusher = tfx.components.Pusher(
+        model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
+        push_destination=tfx.proto.PushDestination(
+            filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)))
+    return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
+            baseline, evaluator, pusher]
+
+
+def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
+                    beam_pipeline_args: List[str]) -> tfx.dsl.Pipeline:
+    """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`."""
+    return tfx.dsl.Pipeline(
+        pipeline_name=config.pipeline_name,
+        pipeline_root=config.pipeline_root,
+        components=create_components(config, image_size, channels),
+        enable_cache=True,
+        metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
+            config.metadata_path),
+        beam_pipeline_args=beam_pipeline_args)

@@ -1,0 +1,153 @@
+"""The run summary: read the latest run back from ML Metadata into summary.json.
+
+Everything comes from what the components recorded (executions, artifacts,
+their files), never from what the runner believes it asked for: a cached
+component reports the artifacts it reused, and a failed one is found by state.
+"""
+import json
+import os
+from typing import Dict, List, Optional
+
+import tensorflow_model_analysis as tfma
+from ml_metadata import metadata_store
+from ml_metadata.proto import metadata_store_pb2
+
+from components.image_example_gen.ingest import REPORT_FILE
+from pipeline.config import PipelineConfig
+
+_State = metadata_store_pb2.Execution.State
+_ACCURACY = "sparse_categorical_accuracy"
+
+
+def open_store(config: PipelineConfig) -> metadata_store.MetadataStore:
+    """The run's SQLite MLMD store (it must exist)."""
+    connection = metadata_store_pb2.ConnectionConfig()
+    connection.sqlite.filename_uri = config.metadata_path
+    connection.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
+    return metadata_store.MetadataStore(connection)
+
+
+def _node_id(store, execution, pipeline_name: str) -> Optional[str]:
+    for context in store.get_contexts_by_execution(execution.id):
+        if context.type == "node" and context.name.startswith(pipeline_name + "."):
+            return context.name[len(pipeline_name) + 1:]
+    return None
+
+
+def latest_run(store, pipeline_name: str) -> Dict[str, metadata_store_pb2.Execution]:
+    """{node id: execution} of the newest run of `pipeline_name`, in execution order."""
+    runs = sorted(store.get_contexts_by_type("pipeline_run"), key=lambda c: c.id, reverse=True)
+    for run in runs:
+        executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
+        nodes = {_node_id(store, e, pipeline_name): e for e in executions}
+        nodes.pop(None, None)
+        if nodes:
+            return nodes
+    return {}
+
+
+def failed_component(config: PipelineConfig) -> str:
+    """The id of the component that failed in the latest run, as MLMD recorded it."""
+    if not os.path.exists(config.metadata_path):
+        return "pipeline set-up"
+    for node, execution in latest_run(open_store(config), config.pipeline_name).items():
+        if execution.last_known_state == _State.FAILED:
+            return node
+    return "an unrecorded step"
+
+
+def _outputs(store, execution) -> Dict[str, metadata_store_pb2.Artifact]:
+    """{artifact type name: artifact} of an execution's outputs."""
+    ids = [e.artifact_id for e in store.get_events_by_execution_ids([execution.id])
+           if e.type == metadata_store_pb2.Event.OUTPUT]
+    types = {t.id: t.name for t in store.get_artifact_types()}
+    return {types[a.type_id]: a for a in store.get_artifacts_by_id(ids)}
+
+
+def _prop(artifact, name: str):
+    value = artifact.custom_properties.get(name)
+    if value is None:
+        return None
+    return value.int_value if value.HasField("int_value") else value.string_value
+
+
+def _accuracies(evaluation_uri: str) -> Dict[str, float]:
+    """Overall accuracy per model name ('' or 'candidate', and 'baseline')."""
+    found = {}
+    for metrics in tfma.load_metrics(evaluation_uri):
+        if metrics.slice_key.single_slice_keys:
+            continue
+        for item in metrics.metric_keys_and_values:
+            if item.key.name == _ACCURACY and not item.key.is_diff:
+                found[item.key.model_name] = item.value.double_value.value
+    return found
+
+
+def _eval_section(store, evaluator) -> dict:
+    if evaluator is None:
+        return {"accuracy": None, "baseline_accuracy": None, "blessed": False}
+    outputs = _outputs(store, evaluator)
+    accuracies = _accuracies(outputs["ModelEvaluation"].uri)
+    candidate = accuracies.get("candidate", accuracies.get(""))
+    return {"accuracy": candidate, "baseline_accuracy": accuracies.get("baseline"),
+            "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1}
+
+
+def _pushed_section(store, pusher) -> dict:
+    pushed = _outputs(store, pusher).get("PushedModel") if pusher else None
+    serving = None
+    if pushed is not None and _prop(pushed, "pushed") == 1:
+        serving = _prop(pushed, "pushed_destination")
+    return {"serving": serving, "tflite": None}
+
+
+def _data_section(store, config: PipelineConfig, example_gen) -> dict:
+    examples = _outputs(store, example_gen)["Examples"]
+    with open(os.path.join(examples.uri, REPORT_FILE)) as f:
+        report = json.load(f)
+    return {"path": config.data, "format": "folder", "splits": report["splits"],
+            "classes": report["classes"], "skipped": len(report["skipped"]),
+            "ignored": report["ignored"], "examples_uri": examples.uri}
+
+
+def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
+    """The summary.json contract for the latest run (see README, "Run summary")."""
+    store = open_store(config)
+    nodes = latest_run(store, config.pipeline_name)
+    timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
+               for node, e in nodes.items()}
+    timings["total"] = round(total_seconds, 3)
+    return {
+        "data": _data_section(store, config, nodes["ImageExampleGen"]),
+        "eval": _eval_section(store, nodes.get("Evaluator")),
+        "pushed": _pushed_section(store, nodes.get("Pusher")),
+        "timings_s": timings,
+        "cached": [node for node, e in nodes.items() if e.last_known_state == _State.CACHED],
+    }
+
+
+def write_summary(config: PipelineConfig, summary: dict) -> None:
+    """Writes summary.json atomically: readers never see a half-written file."""
+    tmp = config.summary_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False)
+    os.replace(tmp, config.summary_path)
+
+
+def format_summary(summary: dict) -> str:
+    """A few lines for humans; summary.json has the rest."""
+    data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
+    accuracy = evaluation["accuracy"]
+    baseline = evaluation["baseline_accuracy"]
+    lines: List[str] = [
+        f"data      {data['path']}: {len(data['classes'])} classes, "
+        + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
+        + f"; {data['skipped']} skipped, {data['ignored']} ignored",
+        "accuracy  " + ("n/a" if accuracy is None else f"{accuracy:.4f}")
+        + ("" if baseline is None else f" (baseline {baseline:.4f})")
+        + (" - blessed" if evaluation["blessed"] else " - NOT blessed"),
+        f"pushed    {pushed['serving'] or 'nothing'}",
+        f"time      {summary['timings_s']['total']:.1f}s total, "
+        f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached",
+    ]
+    return "\n".join(lines)
