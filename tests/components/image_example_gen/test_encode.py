@@ -1,0 +1,56 @@
+"""image_to_example: full decode, lossless storage, recorded metadata."""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from components.image_example_gen import encode
+
+
+def _features(example):
+    f = example.features.feature
+    return {k: (v.bytes_list.value[0] if v.HasField("bytes_list") else v.int64_list.value[0])
+            for k, v in f.items()}
+
+
+@pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.jpg", "JPEG")])
+def test_png_and_jpeg_bytes_are_kept_as_they_are(tmp_path, make_image, name, fmt):
+    data = make_image(tmp_path / name, size=(6, 4), fmt=fmt).read_bytes()
+    got = _features(encode.image_to_example(data, "c/" + name, 2, "c"))
+    assert got[encode.IMAGE_KEY] == data
+    assert got[encode.FORMAT_KEY] == fmt.lower().replace("jpeg", "jpeg").encode()
+    assert (got[encode.HEIGHT_KEY], got[encode.WIDTH_KEY]) == (4, 6)
+    assert (got[encode.LABEL_KEY], got[encode.CLASS_TEXT_KEY]) == (2, b"c")
+    assert got[encode.FILENAME_KEY] == ("c/" + name).encode()
+
+
+@pytest.mark.parametrize("fmt", ["BMP", "GIF"])
+def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt):
+    path = make_image(tmp_path / f"a.{fmt.lower()}", mode="L", fmt=fmt)
+    got = _features(encode.image_to_example(path.read_bytes(), "c/a", 0, "c"))
+    assert got[encode.FORMAT_KEY] == b"png"
+    stored = np.asarray(Image.open(io.BytesIO(got[encode.IMAGE_KEY])).convert("L"))
+    np.testing.assert_array_equal(stored, np.asarray(Image.open(path).convert("L")))
+
+
+@pytest.mark.parametrize("mode, fmt, channels", [
+    ("L", "PNG", 1), ("RGB", "PNG", 3), ("RGBA", "PNG", 4), ("CMYK", "JPEG", 4)])
+def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
+    data = make_image(tmp_path / "a", mode=mode, fmt=fmt).read_bytes()
+    assert _features(encode.image_to_example(data, "a", 0, "c"))[encode.CHANNELS_KEY] == channels
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"", "empty file"),
+    (b"hello, not an image", "cannot decode"),
+])
+def test_undecodable_bytes_raise_with_reason(data, reason):
+    with pytest.raises(encode.BadImageError, match=reason):
+        encode.image_to_example(data, "a", 0, "c")
+
+
+def test_truncated_jpeg_is_rejected(tmp_path, make_image):
+    data = make_image(tmp_path / "a.jpg", size=(64, 64), fmt="JPEG").read_bytes()
+    with pytest.raises(encode.BadImageError):
+        encode.image_to_example(data[: len(data) // 2], "a", 0, "c")

@@ -1,0 +1,31 @@
+"""split_index and build_report: the pure parts of the Beam ingestion."""
+import random
+
+from components.image_example_gen.folder_tree import ImageFile, Listing
+from components.image_example_gen.ingest import build_report, split_index
+
+
+def test_split_depends_only_on_the_path():
+    paths = [f"c{i % 7}/{i}.png" for i in range(2000)]
+    first = {p: split_index(p, [80, 100]) for p in paths}
+    random.Random(1).shuffle(paths)
+    assert {p: split_index(p, [80, 100]) for p in paths} == first
+
+
+def test_split_ratio_follows_the_buckets():
+    eval_share = sum(split_index(f"c/{i}.png", [80, 100]) for i in range(5000)) / 5000
+    assert 0.18 < eval_share < 0.22
+
+
+def test_report_counts_per_split_and_class():
+    listing = Listing(classes=["a", "b"], files=[ImageFile("a/1", 0)], ignored=3,
+                      empty_classes=["z"])
+    facts = [(("train", "a", "8x8x1"), 5), (("eval", "b", "8x8x1"), 2),
+             (("train", "b", "4x4x3"), 1)]
+    report = build_report(listing, ["train", "eval"], facts,
+                          [{"path": "b/x", "reason": "empty file"}])
+    assert report["splits"] == {"train": 6, "eval": 2}
+    assert report["per_class"] == {"train": {"a": 5, "b": 1}, "eval": {"a": 0, "b": 2}}
+    assert report["shapes"] == {"8x8x1": 7, "4x4x3": 1}
+    assert report["skipped"] == [{"path": "b/x", "reason": "empty file"}]
+    assert (report["ignored"], report["empty_classes"]) == (3, ["z"])

@@ -1,0 +1,46 @@
+"""Shared test set-up: Keras 2 for TFX, quiet TF, and small generated datasets."""
+import os
+
+# Before anything imports TensorFlow: TFX 1.16 and TFT need Keras 2.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import pathlib  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+MNIST_PNG = REPO_ROOT / "data" / "mnist_1k" / "png"
+
+
+def write_image(path: pathlib.Path, size=(8, 8), mode="RGB", fmt=None, seed=0) -> pathlib.Path:
+    """Writes a small random image; the format follows the extension unless given."""
+    rng = np.random.default_rng(seed)
+    bands = len(Image.new(mode, (1, 1)).getbands())
+    pixels = rng.integers(0, 256, (size[1], size[0], bands), dtype=np.uint8)
+    image = Image.fromarray(pixels.squeeze(-1) if bands == 1 else pixels,
+                            "L" if bands == 1 else ("RGBA" if bands == 4 else "RGB"))
+    if image.mode != mode:
+        image = image.convert(mode)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path, format=fmt)
+    return path
+
+
+@pytest.fixture
+def make_image():
+    """The `write_image` helper, as a fixture (test modules are not importable)."""
+    return write_image
+
+
+@pytest.fixture
+def mnist_subset(tmp_path) -> pathlib.Path:
+    """A class-per-folder copy of the first 10 real digits of each class (100 PNGs)."""
+    root = tmp_path / "mnist_100"
+    for class_dir in sorted(MNIST_PNG.iterdir()):
+        (root / class_dir.name).mkdir(parents=True)
+        for png in sorted(class_dir.iterdir())[:10]:
+            (root / class_dir.name / png.name).write_bytes(png.read_bytes())
+    return root

@@ -1,0 +1,81 @@
+"""The CLI: flags from the one config, and clear exit-2 errors before anything runs."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipeline import cli
+from pipeline.config import PipelineConfig, config_fields
+
+
+def test_every_config_field_has_a_flag_with_help():
+    help_text = cli.build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    for field in config_fields():
+        assert "--" + field.name.replace("_", "-") in help_text
+    assert "(default: 400)" in help_text
+
+
+def test_flags_override_defaults_and_unset_flags_keep_them():
+    args = cli.build_parser().parse_args(["run", "--train-steps", "7", "--channels", "3",
+                                          "--verbose"])
+    config = cli.config_from_args(args)
+    assert (config.train_steps, config.channels, config.verbose) == (7, 3, True)
+    assert config.batch_size == PipelineConfig().batch_size
+
+
+def _imagepipe(*args):
+    """Runs the installed console script, as a user would."""
+    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+    return subprocess.run([script, *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _assert_one_line_error(result, *words):
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stderr
+
+
+def test_missing_data_exits_2_naming_the_path(tmp_path):
+    missing = tmp_path / "nope"
+    result = _imagepipe("run", "--data", str(missing), "--output", str(tmp_path / "out"))
+    _assert_one_line_error(result, "--data", str(missing), "no such file")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_data_without_images_exits_2(tmp_path):
+    (tmp_path / "data" / "cats").mkdir(parents=True)
+    (tmp_path / "data" / "cats" / "readme.txt").write_text("no images here")
+    result = _imagepipe("run", "--data", str(tmp_path / "data"), "--output", str(tmp_path / "o"))
+    _assert_one_line_error(result, "--data", "found no images")
+
+
+def test_unwritable_output_exits_2(tmp_path, mnist_subset):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")  # a file where a directory must go: fails even as root
+    result = _imagepipe("run", "--data", str(mnist_subset), "--output", str(blocker / "out"))
+    _assert_one_line_error(result, "--output", "not writable")
+
+
+@pytest.mark.parametrize("flag", [["--train-steps", "many"], ["--no-such-flag"],
+                                  ["--channels", "2"]])
+def test_bad_flags_exit_2_naming_the_flag(flag):
+    result = _imagepipe("run", *flag)
+    _assert_one_line_error(result, "error:", flag[0])
+
+
+@pytest.mark.slow
+def test_pipeline_failure_exits_1_naming_the_component(tmp_path, make_image):
+    good = make_image(tmp_path / "big.jpg", size=(64, 64), fmt="JPEG").read_bytes()
+    for label in ("a", "b"):
+        (tmp_path / "data" / label).mkdir(parents=True)
+        for i in range(4):  # headers intact, pixel data cut: only a full decode notices
+            (tmp_path / "data" / label / f"{i}.jpg").write_bytes(good[: len(good) // 3])
+    result = _imagepipe("run", "--data", str(tmp_path / "data"), "--output", str(tmp_path / "o"))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("imagepipe: pipeline failed in ImageExampleGen: ValueError:")
+    assert "8 skipped" in last and "--verbose" in last

@@ -1,0 +1,55 @@
+"""The DAG as constructed: ids, wiring and parameters come from the one config."""
+import json
+
+import pytest
+
+from components.image_example_gen.component import ImageExampleGen
+from pipeline.config import PipelineConfig
+from pipeline.pipeline import COMPONENT_IDS, create_components, create_pipeline, eval_config
+
+
+@pytest.fixture
+def config(tmp_path):
+    return PipelineConfig(data=str(tmp_path / "d"), output=str(tmp_path / "o"),
+                          train_steps=123, accuracy_threshold=0.7, baseline_tolerance=0.02)
+
+
+def test_components_are_the_nine_stages_in_order(config):
+    assert tuple(c.id for c in create_components(config, 28, 1)) == COMPONENT_IDS
+
+
+def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
+    transform = {c.id: c for c in create_components(config, 32, 3)}["Transform"]
+    props = transform.exec_properties
+    assert "transformed_examples" not in transform.outputs
+    assert json.loads(props["custom_config"]) == {"image_size": 32, "channels": 3}
+    assert '"analyze": [\n    "train"\n  ]' in props["splits_config"]
+
+
+def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
+    components = {c.id: c for c in create_components(config, 28, 1)}
+    trainer = components["Trainer"]
+    assert trainer.inputs["examples"].producer_component_id == "ImageExampleGen"
+    assert '"num_steps": 123' in trainer.exec_properties["train_args"]
+    assert json.loads(trainer.exec_properties["custom_config"])["batch_size"] == 64
+
+
+def test_eval_config_has_absolute_and_baseline_thresholds(config):
+    threshold = eval_config(config).metrics_specs[0].metrics[0].threshold
+    assert threshold.value_threshold.lower_bound.value == 0.7
+    assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
+    assert [s.feature_keys for s in eval_config(config).slicing_specs] == [
+        [], ["image/class/label"]]
+
+
+def test_pipeline_writes_everything_under_output(config):
+    pipeline = create_pipeline(config, 28, 1, [])
+    assert pipeline.pipeline_info.pipeline_root == config.output + "/tfx"
+    pusher = {c.id: c for c in pipeline.components}["Pusher"]
+    assert config.output + "/serving/imagepipe" in pusher.exec_properties["push_destination"]
+
+
+@pytest.mark.parametrize("percent", [0, 100])
+def test_example_gen_rejects_degenerate_split(percent):
+    with pytest.raises(ValueError, match="eval_percent"):
+        ImageExampleGen(input_base="/tmp", eval_percent=percent)

@@ -1,0 +1,115 @@
+"""`imagepipe run` end to end, as a subprocess, on 100 real digits; then again, cached."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from ml_metadata import metadata_store
+from ml_metadata.proto import metadata_store_pb2
+
+from pipeline.pipeline import COMPONENT_IDS
+
+pytestmark = pytest.mark.slow
+RESOLVER = "latest_blessed_model_resolver"  # resolvers re-query MLMD on every run, by design
+
+
+def _run(data, output):
+    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+    result = subprocess.run(
+        [script, "run", "--data", str(data), "--output", str(output), "--train-steps", "30",
+         "--eval-steps", "2", "--accuracy-threshold", "0"],
+        capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads((output / "summary.json").read_text()), result.stdout
+
+
+def _executions_by_node(metadata_path):
+    """{node id: [execution state names]} read straight from the MLMD store."""
+    connection = metadata_store_pb2.ConnectionConfig()
+    connection.sqlite.filename_uri = str(metadata_path)
+    store = metadata_store.MetadataStore(connection)
+    states = {}
+    for context in store.get_contexts_by_type("node"):
+        node = context.name.split(".", 1)[1]
+        states[node] = [metadata_store_pb2.Execution.State.Name(e.last_known_state)
+                        for e in sorted(store.get_executions_by_context(context.id),
+                                        key=lambda e: e.id)]
+    return states
+
+
+def _serialized_example(png_path):
+    feature = {"image/encoded": tf.train.Feature(
+        bytes_list=tf.train.BytesList(value=[png_path.read_bytes()]))}
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Runs the pipeline twice on the same data and output directory."""
+    root = tmp_path_factory.mktemp("e2e")
+    data = root / "data"
+    source = os.path.join(os.path.dirname(__file__), os.pardir, "data", "mnist_1k", "png")
+    for label in sorted(os.listdir(source)):
+        (data / label).mkdir(parents=True)
+        for name in sorted(os.listdir(os.path.join(source, label)))[:10]:
+            with open(os.path.join(source, label, name), "rb") as f:
+                (data / label / name).write_bytes(f.read())
+    first, first_stdout = _run(data, root / "out")
+    second, _ = _run(data, root / "out")
+    return root / "out", first, second, first_stdout, data
+
+
+def test_every_component_executed_once_then_was_cached(two_runs):
+    out, *_ = two_runs
+    states = _executions_by_node(out / "metadata.sqlite")
+    assert set(states) == set(COMPONENT_IDS)
+    for node, history in states.items():
+        expected = ["COMPLETE", "COMPLETE"] if node == RESOLVER else ["COMPLETE", "CACHED"]
+        assert history == expected, node
+
+
+def test_summary_has_the_contract_keys_and_sane_values(two_runs):
+    out, first, _, stdout, data = two_runs
+    assert first["data"]["path"] == str(data)
+    assert first["data"]["format"] == "folder"
+    assert set(first["data"]["splits"]) == {"train", "eval"}
+    assert sum(first["data"]["splits"].values()) == 100
+    assert 10 <= first["data"]["splits"]["eval"] <= 35
+    assert first["data"]["classes"] == [str(i) for i in range(10)]
+    assert 0.0 <= first["eval"]["accuracy"] <= 1.0
+    assert first["eval"]["blessed"] is True
+    assert first["pushed"]["tflite"] is None
+    assert set(first["timings_s"]) == set(COMPONENT_IDS) | {"total"}
+    assert first["timings_s"]["total"] >= first["timings_s"]["Trainer"] > 0
+    assert first["cached"] == []
+    assert f"{first['eval']['accuracy']:.4f}" in stdout
+
+
+def test_pushed_model_loads_and_classifies(two_runs):
+    out, first, _, _, data = two_runs
+    version_dir = first["pushed"]["serving"]
+    assert os.path.dirname(version_dir) == str(out / "serving" / "imagepipe")
+    assert os.path.isfile(os.path.join(version_dir, "saved_model.pb"))
+    serve = tf.saved_model.load(version_dir).signatures["serving_default"]
+    images = [sorted((data / str(d)).iterdir())[0] for d in range(10)]
+    outputs = serve(examples=tf.constant([_serialized_example(p) for p in images]))
+    probabilities = outputs["probabilities"].numpy()
+    assert probabilities.shape == (10, 10)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-4)
+    predicted = outputs["class_id"].numpy()
+    assert [n.decode() for n in outputs["class_name"].numpy()] == [str(i) for i in predicted]
+    # 30 steps on 80 digits: far from perfect, but far above chance (0.1).
+    assert (predicted == np.arange(10)).mean() >= 0.3
+
+
+def test_second_identical_run_is_cached_and_much_faster(two_runs):
+    out, first, second, _, _ = two_runs
+    assert sorted(second["cached"]) == sorted(set(COMPONENT_IDS) - {RESOLVER})
+    assert second["timings_s"]["total"] < 0.1 * first["timings_s"]["total"]
+    assert second["eval"] == first["eval"]
+    assert second["pushed"]["serving"] == first["pushed"]["serving"]
+    assert os.listdir(out / "serving" / "imagepipe") == [
+        os.path.basename(first["pushed"]["serving"])]
