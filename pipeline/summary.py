@@ -83,14 +83,40 @@ def _accuracies(evaluation_uri: str) -> Dict[str, float]:
     return found
 
 
-def _eval_section(store, evaluator) -> dict:
+def _failure_text(failure) -> str:
+    """One TFMA threshold failure, e.g. 'accuracy change vs baseline -0.0300 < -0.01'."""
+    key, threshold = failure.metric_key, failure.metric_threshold
+    value = failure.metric_value.double_value.value
+    if key.is_diff:
+        bound = threshold.change_threshold.absolute.value
+        return f"accuracy change vs baseline {value:+.4f} < {bound:+.4f} allowed"
+    return f"accuracy {value:.4f} < threshold {threshold.value_threshold.lower_bound.value}"
+
+
+def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float]) -> str:
+    """Why TFMA blessed the model or not, in words, from its ValidationResult."""
+    if validation.validation_ok:
+        reason = f"accuracy >= threshold {config.accuracy_threshold}"
+        if baseline is None:
+            return reason + "; no blessed baseline yet"
+        return reason + f" and >= baseline {baseline:.4f} - {config.baseline_tolerance}"
+    failures = [_failure_text(f) for per_slice in validation.metric_validations_per_slice
+                for f in per_slice.failures]
+    return "; ".join(failures) or "TFMA validation failed: " + str(validation)[:300]
+
+
+def _eval_section(store, evaluator, config: PipelineConfig) -> dict:
     if evaluator is None:
-        return {"accuracy": None, "baseline_accuracy": None, "blessed": False}
+        return {"accuracy": None, "baseline_accuracy": None, "blessed": False,
+                "reason": "the Evaluator did not run"}
     outputs = _outputs(store, evaluator)
-    accuracies = _accuracies(outputs["ModelEvaluation"].uri)
-    candidate = accuracies.get("candidate", accuracies.get(""))
-    return {"accuracy": candidate, "baseline_accuracy": accuracies.get("baseline"),
-            "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1}
+    uri = outputs["ModelEvaluation"].uri
+    accuracies = _accuracies(uri)
+    baseline = accuracies.get("baseline")
+    return {"accuracy": accuracies.get("candidate", accuracies.get("")),
+            "baseline_accuracy": baseline,
+            "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1,
+            "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
 
 
 def _pushed_section(store, pusher) -> dict:
@@ -119,7 +145,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     timings["total"] = round(total_seconds, 3)
     return {
         "data": _data_section(store, config, nodes["ImageExampleGen"]),
-        "eval": _eval_section(store, nodes.get("Evaluator")),
+        "eval": _eval_section(store, nodes.get("Evaluator"), config),
         "pushed": _pushed_section(store, nodes.get("Pusher")),
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == _State.CACHED],
@@ -145,7 +171,8 @@ def format_summary(summary: dict) -> str:
         + f"; {data['skipped']} skipped, {data['ignored']} ignored",
         "accuracy  " + ("n/a" if accuracy is None else f"{accuracy:.4f}")
         + ("" if baseline is None else f" (baseline {baseline:.4f})")
-        + (" - blessed" if evaluation["blessed"] else " - NOT blessed"),
+        + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
+        + f" ({evaluation['reason']})",
         f"pushed    {pushed['serving'] or 'nothing'}",
         f"time      {summary['timings_s']['total']:.1f}s total, "
         f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached",

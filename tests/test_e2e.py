@@ -81,6 +81,8 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert first["data"]["classes"] == [str(i) for i in range(10)]
     assert 0.0 <= first["eval"]["accuracy"] <= 1.0
     assert first["eval"]["blessed"] is True
+    assert first["eval"]["baseline_accuracy"] is None
+    assert first["eval"]["reason"] == "accuracy >= threshold 0.0; no blessed baseline yet"
     assert first["pushed"]["tflite"] is None
     assert set(first["timings_s"]) == set(COMPONENT_IDS) | {"total"}
     assert first["timings_s"]["total"] >= first["timings_s"]["Trainer"] > 0

@@ -34,8 +34,10 @@ def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
     assert json.loads(trainer.exec_properties["custom_config"])["batch_size"] == 64
 
 
-def test_eval_config_has_absolute_and_baseline_thresholds(config):
-    threshold = eval_config(config).metrics_specs[0].metrics[0].threshold
+def test_eval_config_thresholds_bind_the_overall_slice_only(config):
+    (per_slice,) = eval_config(config).metrics_specs[0].metrics[0].per_slice_thresholds
+    assert [s.feature_keys for s in per_slice.slicing_specs] == [[]]
+    threshold = per_slice.threshold
     assert threshold.value_threshold.lower_bound.value == 0.7
     assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
     assert [s.feature_keys for s in eval_config(config).slicing_specs] == [

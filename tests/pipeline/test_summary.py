@@ -1,0 +1,57 @@
+"""blessing_reason and format_summary: the words a user reads after a run."""
+from tensorflow_model_analysis.proto import validation_result_pb2
+
+from pipeline.config import PipelineConfig
+from pipeline.summary import blessing_reason, format_summary
+
+CONFIG = PipelineConfig(accuracy_threshold=0.9, baseline_tolerance=0.01)
+
+
+def _failure(value, is_diff=False, lower=None, absolute=None):
+    failure = validation_result_pb2.ValidationFailure()
+    failure.metric_key.name = "sparse_categorical_accuracy"
+    failure.metric_key.is_diff = is_diff
+    failure.metric_value.double_value.value = value
+    if lower is not None:
+        failure.metric_threshold.value_threshold.lower_bound.value = lower
+    if absolute is not None:
+        failure.metric_threshold.change_threshold.absolute.value = absolute
+    return failure
+
+
+def _result(*failures):
+    result = validation_result_pb2.ValidationResult(validation_ok=not failures)
+    if failures:
+        result.metric_validations_per_slice.add().failures.extend(failures)
+    return result
+
+
+def test_blessed_without_baseline_says_so():
+    assert blessing_reason(_result(), CONFIG, None) == (
+        "accuracy >= threshold 0.9; no blessed baseline yet")
+
+
+def test_blessed_against_baseline_names_it():
+    assert "baseline 0.9500 - 0.01" in blessing_reason(_result(), CONFIG, 0.95)
+
+
+def test_failures_name_value_and_bound():
+    reason = blessing_reason(_result(_failure(0.85, lower=0.9),
+                                     _failure(-0.03, is_diff=True, absolute=-0.01)),
+                             CONFIG, 0.88)
+    assert reason == ("accuracy 0.8500 < threshold 0.9; "
+                      "accuracy change vs baseline -0.0300 < -0.0100 allowed")
+
+
+def test_format_summary_shows_the_numbers_that_matter():
+    text = format_summary({
+        "data": {"path": "/d", "classes": ["a", "b"], "splits": {"train": 8, "eval": 2},
+                 "skipped": 1, "ignored": 3},
+        "eval": {"accuracy": 0.5, "baseline_accuracy": None, "blessed": False,
+                 "reason": "accuracy 0.5000 < threshold 0.9"},
+        "pushed": {"serving": None, "tflite": None},
+        "timings_s": {"A": 1.0, "B": 2.0, "total": 3.5}, "cached": ["A"]})
+    assert "2 classes, train 8, eval 2; 1 skipped, 3 ignored" in text
+    assert "0.5000 - NOT blessed (accuracy 0.5000 < threshold 0.9)" in text
+    assert "pushed    nothing" in text
+    assert "3.5s total, 1/2 components cached" in text
