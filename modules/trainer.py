@@ -30,6 +30,19 @@ def read_labels(file_pattern: str) -> List[str]:
         return [line.rstrip("\n") for line in f if line.strip()]
 
 
+def epoch_plan(train_steps: int, max_epochs: int = 10):
+    """(epochs, steps_per_epoch) whose product is exactly `train_steps`.
+
+    Keras reports and validates once per epoch; the most epochs that divide
+    the steps evenly (up to `max_epochs`) gives progress without ever training
+    fewer steps than asked.
+    """
+    if train_steps < 1:
+        raise ValueError(f"train_steps must be >= 1, got {train_steps}")
+    epochs = max(d for d in range(1, max_epochs + 1) if train_steps % d == 0)
+    return epochs, train_steps // epochs
+
+
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
                  batch_size: int, shuffle: bool) -> tf.data.Dataset:
     """(image, label) batches: raw examples mapped through the transform graph."""
@@ -74,8 +87,8 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
                               batch_size, shuffle=False)
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
     model = build_cnn(image_shape, len(labels), float(config["learning_rate"]))
-    epochs = min(10, fn_args.train_steps)
-    model.fit(train, epochs=epochs, steps_per_epoch=fn_args.train_steps // epochs,
+    epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
+    model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
               callbacks=[keras.callbacks.TensorBoard(fn_args.model_run_dir, update_freq=100)],
               verbose=2)

@@ -14,7 +14,7 @@ import typing
 from typing import List, Optional
 
 from components.image_example_gen.folder_tree import DatasetError
-from pipeline.config import PipelineConfig, config_fields
+from pipeline.config import ConfigError, PipelineConfig, config_fields
 from pipeline.errors import PipelineFailed, UsageError
 
 EXIT_OK, EXIT_PIPELINE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -100,8 +100,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point; returns the process exit code."""
     # TFX 1.16 and TFT need Keras 2; must be set before TensorFlow is imported.
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    args = build_parser().parse_args(argv)
-    config = config_from_args(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except ConfigError as e:
+        parser.exit(EXIT_BAD_INPUT, f"imagepipe: error: {e}\n")
     _quiet_libraries(config.verbose)
     config = config.replace(output=_local_abspath(config.output),
                             data=_local_abspath(config.data))

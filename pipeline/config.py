@@ -12,6 +12,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 
 
+class ConfigError(ValueError):
+    """A config value out of range; the message names the flag."""
+
+
 def _field(default, help_text: str, **kwargs):
     return dataclasses.field(default=default, metadata={"help": help_text, **kwargs})
 
@@ -43,6 +47,23 @@ class PipelineConfig:
     baseline_tolerance: float = _field(0.01, "Bless only if accuracy >= the last blessed "
                                        "model's minus this (absolute).")
     verbose: bool = _field(False, "Show library logs (TensorFlow, Beam, absl) and tracebacks.")
+
+    def __post_init__(self):
+        """Fail at construction, naming the flag, rather than three components later."""
+        checks = [
+            ("batch_size", self.batch_size >= 1, "must be >= 1"),
+            ("train_steps", self.train_steps >= 1, "must be >= 1"),
+            ("eval_steps", self.eval_steps >= 1, "must be >= 1"),
+            ("eval_percent", 0 < self.eval_percent < 100, "must be in 1..99"),
+            ("image_size", self.image_size is None or self.image_size >= 4, "must be >= 4"),
+            ("learning_rate", self.learning_rate > 0, "must be > 0"),
+            ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
+            ("baseline_tolerance", self.baseline_tolerance >= 0, "must be >= 0"),
+        ]
+        for name, ok, rule in checks:
+            if not ok:
+                raise ConfigError(f"--{name.replace('_', '-')} {rule}, "
+                                  f"got {getattr(self, name)}")
 
     @property
     def pipeline_root(self) -> str:

@@ -79,3 +79,11 @@ def test_pipeline_failure_exits_1_naming_the_component(tmp_path, make_image):
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("imagepipe: pipeline failed in ImageExampleGen: ValueError:")
     assert "8 skipped" in last and "--verbose" in last
+
+
+@pytest.mark.parametrize("flag, value", [("--train-steps", "0"), ("--batch-size", "-8"),
+                                         ("--eval-percent", "100"),
+                                         ("--accuracy-threshold", "1.5")])
+def test_out_of_range_values_exit_2_naming_the_flag(flag, value):
+    result = _imagepipe("run", flag, value)
+    _assert_one_line_error(result, f"imagepipe: error: {flag} must be", f"got {value}")

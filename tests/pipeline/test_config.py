@@ -1,0 +1,24 @@
+"""PipelineConfig: defaults, derived paths, and validation at construction."""
+import pytest
+
+from pipeline.config import DEFAULT_DATA, ConfigError, PipelineConfig
+
+
+def test_defaults_point_at_the_bundled_digits():
+    config = PipelineConfig()
+    assert DEFAULT_DATA.endswith("data/mnist_1k/png")
+    assert (config.output, config.train_steps, config.accuracy_threshold) == ("outputs", 400, 0.9)
+
+
+def test_paths_derive_from_output_and_model_name():
+    config = PipelineConfig(output="/o", model_name="digits")
+    assert (config.pipeline_root, config.metadata_path, config.serving_dir,
+            config.summary_path) == ("/o/tfx", "/o/metadata.sqlite", "/o/serving/digits",
+                                     "/o/summary.json")
+
+
+def test_invalid_values_fail_at_construction():
+    with pytest.raises(ConfigError, match="--eval-steps must be >= 1, got 0"):
+        PipelineConfig(eval_steps=0)
+    with pytest.raises(ConfigError, match="--image-size"):
+        PipelineConfig().replace(image_size=2)
