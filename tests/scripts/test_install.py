@@ -1,0 +1,36 @@
+"""scripts/install.sh: refuses the wrong Python, and is a no-op on a complete .venv."""
+import os
+import pathlib
+import subprocess
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+INSTALL = REPO / "scripts" / "install.sh"
+
+
+def _install(**env):
+    return subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env}, cwd=REPO)
+
+
+def test_other_python_versions_are_refused_clearly(tmp_path):
+    fake = tmp_path / "python3.12"
+    fake.write_text("#!/bin/sh\necho 3.12\n")  # answers the version probe only
+    fake.chmod(0o755)
+    result = _install(PYTHON=str(fake))
+    assert result.returncode == 2
+    assert "needs Python 3.11 (or 3.10)" in result.stderr
+    assert "Python 3.12" in result.stderr and "PYTHON=" in result.stderr
+
+
+def test_missing_python_is_named(tmp_path):
+    result = _install(PYTHON=str(tmp_path / "nope"))
+    assert result.returncode == 2 and "not found" in result.stderr
+
+
+def test_complete_venv_makes_install_a_fast_no_op():
+    # scripts/test.sh installed before pytest started, so the stamp matches.
+    start = time.monotonic()
+    result = _install()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and time.monotonic() - start < 10
