@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install the pinned TFX 1.16 stack plus imagepipe into it.
 #
-#   bash scripts/install.sh          # ~3 min and ~3.5 GB the first time; ~1 s after
+#   bash scripts/install.sh          # ~5 min and 3.4 GB the first time; ~0.3 s after
 #
 # Idempotent: a stamp in .venv records a hash of every file that decides what
 # gets installed. If the stamp matches, nothing runs. If it does not (first
@@ -44,7 +44,7 @@ if [ -x "$VENV/bin/python" ]; then
 fi
 
 start=$(date +%s)
-echo "install: setting up $VENV with Python $ver (first time: about 3 minutes, 3.5 GB)"
+echo "install: setting up $VENV with Python $ver (first time: about 5 minutes, 3.4 GB)"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 # Some machines list local find-links/index folders that do not exist; pip
