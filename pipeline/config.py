@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, IngestOptions
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 
@@ -24,8 +26,19 @@ def _field(default, help_text: str, **kwargs):
 class PipelineConfig:
     """Everything a run needs; paths derived from `output` are properties."""
 
-    data: str = _field(DEFAULT_DATA, "Dataset root: a class-per-folder tree of images. "
-                       "Example: --data ~/datasets/flowers")
+    data: str = _field(DEFAULT_DATA, "Dataset: a class-per-folder image tree (optionally "
+                       "under train/ and eval/ folders), a folder of MNIST-style IDX files, "
+                       "an .npz, or TFRecords of tf.Example. Example: --data ~/datasets/flowers")
+    format: str = _field("auto", "Dataset format; auto detects it from file names.",
+                         choices=FORMATS)
+    strict: bool = _field(False, "Fail if any image cannot be decoded, instead of "
+                          "skipping and reporting it.")
+    max_pixels: int = _field(DEFAULT_MAX_PIXELS, "Refuse images with more pixels than this "
+                             "(decompression bombs). Example: --max-pixels 25000000")
+    image_key: str = _field("image/encoded", "TFRecord input: feature with the encoded "
+                            "image bytes. Example: --image-key image_raw")
+    label_key: str = _field("image/class/label", "TFRecord input: int64 feature with the "
+                            "0-based label. Example: --label-key label")
     output: str = _field("outputs", "Directory for everything a run writes: TFX artifacts, "
                          "ML Metadata, pushed models, summary.json. Example: --output /tmp/run1")
     pipeline_name: str = _field("imagepipe", "TFX pipeline name; runs with the same name and "
@@ -55,6 +68,7 @@ class PipelineConfig:
             ("train_steps", self.train_steps >= 1, "must be >= 1"),
             ("eval_steps", self.eval_steps >= 1, "must be >= 1"),
             ("eval_percent", 0 < self.eval_percent < 100, "must be in 1..99"),
+            ("max_pixels", self.max_pixels >= 1, "must be >= 1"),
             ("image_size", self.image_size is None or self.image_size >= 4, "must be >= 4"),
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
             ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
@@ -84,6 +98,12 @@ class PipelineConfig:
     def summary_path(self) -> str:
         """The run summary contract (see README)."""
         return os.path.join(self.output, "summary.json")
+
+    def ingest_options(self) -> IngestOptions:
+        """The reader settings, for ImageExampleGen and `imagepipe ingest`."""
+        return IngestOptions(format=self.format, strict=self.strict,
+                             max_pixels=self.max_pixels, image_key=self.image_key,
+                             label_key=self.label_key, eval_percent=self.eval_percent)
 
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""

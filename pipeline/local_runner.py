@@ -3,7 +3,7 @@ import time
 
 from tfx import v1 as tfx
 
-from components.image_example_gen.folder_tree import list_class_folders
+from components.image_example_gen.formats import list_dataset
 from pipeline import summary
 from pipeline.config import PipelineConfig
 from pipeline.data_probe import probe_shape
@@ -23,7 +23,7 @@ def run(config: PipelineConfig) -> dict:
         anything runs).
       PipelineFailed: a component failed; names it.
     """
-    listing = list_class_folders(config.data)
+    listing = list_dataset(config.data, config.ingest_options())
     size, channels = probe_shape(config.data, listing)
     size, channels = config.image_size or size, config.channels or channels
     tfx_pipeline = create_pipeline(config, size, channels, LOCAL_BEAM_ARGS)

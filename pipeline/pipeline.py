@@ -48,7 +48,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
 
 def create_components(config: PipelineConfig, image_size: int, channels: int) -> List:
     """The components in execution order; image size and channels are resolved already."""
-    example_gen = ImageExampleGen(input_base=config.data, eval_percent=config.eval_percent)
+    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
     statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
     schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
                                           infer_feature_shape=True)

@@ -12,7 +12,7 @@ import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from components.image_example_gen.ingest import REPORT_FILE
+from components.image_example_gen.ingest import read_report
 from pipeline.config import PipelineConfig
 
 _State = metadata_store_pb2.Execution.State
@@ -128,12 +128,14 @@ def _pushed_section(store, pusher) -> dict:
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:
+    """The ingest report of the examples this run used, folded into the summary."""
     examples = _outputs(store, example_gen)["Examples"]
-    with open(os.path.join(examples.uri, REPORT_FILE)) as f:
-        report = json.load(f)
-    return {"path": config.data, "format": "folder", "splits": report["splits"],
-            "classes": report["classes"], "skipped": len(report["skipped"]),
-            "ignored": report["ignored"], "examples_uri": examples.uri}
+    report = read_report(examples.uri)
+    return {"path": config.data, "format": report["format"], "splits": report["splits"],
+            "classes": report["classes"], "per_class": report["per_class"],
+            "shapes": report["shapes"], "skipped": len(report["skipped"]),
+            "skipped_files": report["skipped"], "ignored": report["ignored"],
+            "examples_uri": examples.uri}
 
 
 def build_summary(config: PipelineConfig, total_seconds: float) -> dict:

@@ -1,42 +1,57 @@
-"""ImageExampleGen: a TFX ExampleGen for class-per-folder image trees.
+"""ImageExampleGen: a TFX ExampleGen for image datasets.
 
-It is a FileBasedExampleGen with our executor, so it keeps TFX's driver: the
-driver fingerprints the input files (names, sizes, mtimes) before the cache
-lookup, so an unchanged tree is a cache hit and a changed file is a miss.
+It keeps the FileBasedExampleGen contract (spec, output splits, TFRecords of
+tf.Example), adds one JSON exec property with the reader options, and uses a
+driver whose input fingerprint sees every file, so an unchanged dataset is a
+cache hit and any changed, added, removed or moved file is a miss.
 """
-from tfx.components.example_gen.component import FileBasedExampleGen
-from tfx.dsl.components.base import executor_spec
+from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
+from tfx.types import channel, standard_artifacts, standard_component_specs
+from tfx.types.component_spec import ExecutionParameter
 
 from components.image_example_gen import executor
+from components.image_example_gen.driver import ImageExampleGenDriver
+from components.image_example_gen.executor import OPTIONS_KEY
+from components.image_example_gen.options import IngestOptions
 
-# Files the driver fingerprints: <root>/<class>/<file>.
-CLASS_TREE_PATTERN = "*/*"
+
+class ImageExampleGenSpec(standard_component_specs.FileBasedExampleGenSpec):
+    """FileBasedExampleGen's parameters plus the reader options."""
+
+    PARAMETERS = {**standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
+                  OPTIONS_KEY: ExecutionParameter(type=str)}
 
 
-class ImageExampleGen(FileBasedExampleGen):
+class ImageExampleGen(base_beam_component.BaseBeamComponent):
     """Ingests images into `examples` (train/eval TFRecords of tf.Example).
 
     The examples artifact also holds `labels.txt` (class names in label-id
     order) and `ingest_report.json` (counts per split and class, skipped files).
     """
 
+    SPEC_CLASS = ImageExampleGenSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
+    DRIVER_CLASS = ImageExampleGenDriver
 
-    def __init__(self, input_base: str, eval_percent: int = 20):
+    def __init__(self, input_base: str, options: IngestOptions = IngestOptions()):
         """Args:
-          input_base: dataset root holding one folder per class.
-          eval_percent: share of images hashed (by relative path) into `eval`.
+          input_base: dataset root (a folder, or an .npz/TFRecord file).
+          options: format, strictness, pixel limit, keys and eval share.
         """
-        if not 0 < eval_percent < 100:
-            raise ValueError(f"eval_percent must be in 1..99, got {eval_percent}")
-        super().__init__(
-            input_base=input_base,
-            input_config=example_gen_pb2.Input(splits=[
-                example_gen_pb2.Input.Split(name="images", pattern=CLASS_TREE_PATTERN)]),
-            output_config=example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(
-                splits=[
-                    example_gen_pb2.SplitConfig.Split(name="train",
-                                                      hash_buckets=100 - eval_percent),
-                    example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
-                ])))
+        # The executor decides splits from the data (split folders, IDX
+        # train/t10k files, npz keys, or a hash); the driver only needs one
+        # input split whose pattern it can glob.
+        input_config = example_gen_pb2.Input(splits=[
+            example_gen_pb2.Input.Split(name="all", pattern="*")])
+        output_config = example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
+            example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=options.buckets[0]),
+            example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=100 - options.buckets[0]),
+        ]))
+        spec = ImageExampleGenSpec(
+            input_base=input_base, input_config=input_config, output_config=output_config,
+            output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
+            output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+            examples=channel.Channel(type=standard_artifacts.Examples),
+            **{OPTIONS_KEY: options.to_json()})
+        super().__init__(spec=spec)

@@ -5,10 +5,13 @@ or corrupt file is caught at ingestion, with its path, instead of crashing
 Transform or training hours later.
 """
 import io
+import warnings
 from typing import Tuple
 
 import tensorflow as tf
 from PIL import Image
+
+from components.image_example_gen.options import DEFAULT_MAX_PIXELS
 
 # Keys of the output examples: the tensorflow/tpu convention, 0-based labels.
 IMAGE_KEY = "image/encoded"
@@ -31,13 +34,27 @@ class BadImageError(ValueError):
     """An image file that cannot be decoded; the message says why."""
 
 
-def decode_fully(data: bytes) -> Image.Image:
-    """Decodes every pixel of `data`, raising BadImageError if that fails."""
+def decode_fully(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+    """Decodes every pixel of `data`, raising BadImageError if that fails.
+
+    The pixel count is checked from the header, before any pixel is decoded:
+    a tiny PNG can declare 100,000 x 100,000 pixels (a decompression bomb).
+    """
     if not data:
         raise BadImageError("empty file")
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            width, height = image.size
+            if width * height > max_pixels:
+                raise BadImageError(f"too large: {width}x{height} pixels is over the "
+                                    f"limit of {max_pixels} (--max-pixels)")
+            image.load()
+    except BadImageError:
+        raise
+    except Image.DecompressionBombError as e:  # PIL's own limit, hit inside open()
+        raise BadImageError(f"too large: {e} (--max-pixels {max_pixels})") from None
     except Exception as e:  # PIL raises many types for corrupt data.
         raise BadImageError(f"cannot decode: {e}") from None
     return image
@@ -65,7 +82,8 @@ def _int(value: int) -> tf.train.Feature:
     return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
 
 
-def image_to_example(data: bytes, relpath: str, label: int, class_name: str) -> tf.train.Example:
+def image_to_example(data: bytes, relpath: str, label: int, class_name: str,
+                     max_pixels: int = DEFAULT_MAX_PIXELS) -> tf.train.Example:
     """Builds the example for one image file.
 
     Args:
@@ -74,11 +92,12 @@ def image_to_example(data: bytes, relpath: str, label: int, class_name: str) -> 
         and used to hash the example into a split.
       label: 0-based class id.
       class_name: the class's name, stored as `image/class/text`.
+      max_pixels: images with more pixels are refused.
 
     Raises:
-      BadImageError: the bytes are not a decodable image.
+      BadImageError: the bytes are not a decodable image, or too large.
     """
-    image = decode_fully(data)
+    image = decode_fully(data, max_pixels)
     encoded, fmt = _encoded(image, data)
     width, height = image.size
     feature = {

@@ -6,9 +6,12 @@ and workers.
 """
 import dataclasses
 import os
-from typing import List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
+TRAIN_DIR = "train"
+# Folders that can hold the eval split, in order of preference.
+EVAL_DIRS = ("eval", "validation", "val", "test")
 
 
 class DatasetError(ValueError):
@@ -17,20 +20,27 @@ class DatasetError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ImageFile:
-    """One image to ingest: its path relative to the dataset root, and its label."""
+    """One image to ingest: path relative to the dataset root, label, and split if fixed."""
 
     relpath: str
     label: int
+    split: Optional[str] = None
 
 
 @dataclasses.dataclass
 class Listing:
-    """What a dataset tree holds: classes in label-id order and their images."""
+    """What a dataset holds: classes in label-id order and the units to read.
 
-    classes: List[str]
-    files: List[ImageFile]
+    `units` are ImageFile for trees; other formats list their own unit types.
+    `classes` is None when labels are only known after reading (TFRecords).
+    """
+
+    classes: Optional[List[str]]
+    files: List = dataclasses.field(default_factory=list)
     ignored: int = 0
     empty_classes: List[str] = dataclasses.field(default_factory=list)
+    format: str = "folder"
+    unused: List[str] = dataclasses.field(default_factory=list)
 
 
 def is_image_name(name: str) -> bool:
@@ -38,7 +48,7 @@ def is_image_name(name: str) -> bool:
     return name.lower().endswith(IMAGE_EXTENSIONS) and not name.startswith(".")
 
 
-def _class_dirs(root: str) -> Tuple[List[str], int]:
+def _subdirs(root: str) -> Tuple[List[str], int]:
     """Visible sub-folders of `root`, sorted, and how many other entries there were."""
     dirs, ignored = [], 0
     for entry in os.scandir(root):
@@ -49,23 +59,10 @@ def _class_dirs(root: str) -> Tuple[List[str], int]:
     return sorted(dirs), ignored
 
 
-def list_class_folders(root: str) -> Listing:
-    """Lists `root/<class>/<image>` files; class names sorted give label ids 0..N-1.
-
-    Hidden files and files without an image extension are ignored and counted.
-    A folder with no image file is not a class (it is reported in
-    `empty_classes`), so label ids stay dense.
-
-    Raises:
-      DatasetError: `root` is missing, not a folder, or holds no images.
-    """
-    if not os.path.exists(root):
-        raise DatasetError(f"--data {root}: no such file or directory")
-    if not os.path.isdir(root):
-        raise DatasetError(f"--data {root}: not a directory of class folders")
-    names, ignored = _class_dirs(root)
-    per_class = {}
-    empty = []
+def _images_per_class(root: str) -> Tuple[Dict[str, List[str]], List[str], int]:
+    """({class: sorted image names}, empty class folders, ignored entry count)."""
+    names, ignored = _subdirs(root)
+    per_class, empty = {}, []
     for name in names:
         images = []
         for entry in sorted(os.scandir(os.path.join(root, name)), key=lambda e: e.name):
@@ -77,11 +74,55 @@ def list_class_folders(root: str) -> Listing:
             per_class[name] = images
         else:
             empty.append(name)
-    if not per_class:
+    return per_class, empty, ignored
+
+
+def split_dirs(root: str) -> Optional[Dict[str, str]]:
+    """{split name: folder} if `root` holds train/ plus an eval-like folder, else None."""
+    names, _ = _subdirs(root)
+    eval_dirs = [d for d in EVAL_DIRS if d in names]
+    if TRAIN_DIR not in names or not eval_dirs:
+        return None
+    return {"train": TRAIN_DIR, "eval": eval_dirs[0]}
+
+
+def _check_root(root: str) -> None:
+    if not os.path.exists(root):
+        raise DatasetError(f"--data {root}: no such file or directory")
+    if not os.path.isdir(root):
+        raise DatasetError(f"--data {root}: not a directory of class folders")
+
+
+def list_class_folders(root: str) -> Listing:
+    """Lists `root/<class>/<image>`, or `root/<split>/<class>/<image>` with split folders.
+
+    Class names sorted give label ids 0..N-1 (over all splits). Hidden files
+    and files without an image extension are ignored and counted. A folder
+    with no image file is not a class (it is listed in `empty_classes`), so
+    label ids stay dense. With split folders (train/ plus eval/, validation/,
+    val/ or test/, first found wins), the folders fix each image's split.
+
+    Raises:
+      DatasetError: `root` is missing, not a folder, or holds no images.
+    """
+    _check_root(root)
+    splits = split_dirs(root)
+    trees = {None: ""} if splits is None else {s: d + "/" for s, d in splits.items()}
+    found, empty, ignored = {}, set(), 0
+    for split, prefix in trees.items():
+        per_class, no_images, skipped = _images_per_class(os.path.join(root, prefix))
+        found[split] = (prefix, per_class)
+        empty.update(no_images)
+        ignored += skipped
+    classes = sorted({c for _, per_class in found.values() for c in per_class})
+    if not classes:
         raise DatasetError(
             f"--data {root}: found no images; expected class folders such as "
             f"{root}/cat/1.jpg with extensions {', '.join(IMAGE_EXTENSIONS)}")
-    classes = sorted(per_class)
-    files = [ImageFile(f"{name}/{image}", label)
-             for label, name in enumerate(classes) for image in per_class[name]]
-    return Listing(classes=classes, files=files, ignored=ignored, empty_classes=empty)
+    label = {name: i for i, name in enumerate(classes)}
+    files = [ImageFile(f"{prefix}{name}/{image}", label[name], split)
+             for split, (prefix, per_class) in found.items()
+             for name in classes for image in per_class.get(name, [])]
+    unused = [] if splits is None else sorted(set(_subdirs(root)[0]) - set(splits.values()))
+    return Listing(classes=classes, files=files, ignored=ignored,
+                   empty_classes=sorted(empty - set(classes)), unused=unused)

@@ -2,22 +2,27 @@
 
 Runs unchanged on DirectRunner and on distributed runners: workers read files
 through tf.io.gfile (local, gs://, ...) and the report is written by a worker.
+Each listed unit (an image file, a chunk of an array file, a TFRecord file)
+is read by one worker and yields (split, example) pairs or skipped records.
 """
 import bisect
 import collections
 import hashlib
 import json
 import os
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from components.image_example_gen.folder_tree import ImageFile, Listing
+from components.image_example_gen.folder_tree import Listing
+from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.readers import read_unit
 
 REPORT_FILE = "ingest_report.json"
 LABELS_FILE = "labels.txt"
+SPLITS = ("train", "eval")
 _SKIPPED = "skipped"
 
 
@@ -32,105 +37,118 @@ def split_index(relpath: str, buckets: Sequence[int]) -> int:
     return bisect.bisect(buckets, bucket)
 
 
-class _ReadAndEncode(beam.DoFn):
-    """Reads one file and emits its example, or a `skipped` record with the reason."""
+class _ReadUnit(beam.DoFn):
+    """Reads one unit; emits (split, example) or a `skipped` record with the reason."""
 
-    def __init__(self, root: str, classes: List[str]):
-        self._root = root
-        self._classes = classes
+    def __init__(self, root: str, classes: Optional[List[str]], options: IngestOptions):
+        self._root, self._classes, self._options = root, classes, options
 
-    def process(self, item: ImageFile):
-        try:
-            with tf.io.gfile.GFile(os.path.join(self._root, item.relpath), "rb") as f:
-                data = f.read()
-            example = encode.image_to_example(
-                data, item.relpath, item.label, self._classes[item.label])
-        except (encode.BadImageError, OSError, tf.errors.OpError) as e:
-            yield beam.pvalue.TaggedOutput(_SKIPPED, {"path": item.relpath, "reason": str(e)})
-            return
-        beam.metrics.Metrics.counter("imagepipe", "examples").inc()
-        yield example
+    def process(self, unit):
+        for item in read_unit(unit, self._root, self._classes, self._options):
+            if isinstance(item, dict):
+                yield beam.pvalue.TaggedOutput(_SKIPPED, item)
+                continue
+            split, example = item
+            if split is None:
+                name = example.features.feature[encode.FILENAME_KEY].bytes_list.value[0]
+                split = SPLITS[split_index(name.decode("utf-8"), self._options.buckets)]
+            beam.metrics.Metrics.counter("imagepipe", "examples").inc()
+            yield split, example
 
 
 def _feature_int(example: tf.train.Example, key: str) -> int:
     return example.features.feature[key].int64_list.value[0]
 
 
-def _shape_key(example: tf.train.Example) -> str:
-    return "x".join(str(_feature_int(example, k)) for k in
-                    (encode.HEIGHT_KEY, encode.WIDTH_KEY, encode.CHANNELS_KEY))
+def _fact(split: str, example: tf.train.Example) -> Tuple[str, int, str, str]:
+    """(split, label, class text, HxWxC) of one written example."""
+    text = example.features.feature[encode.CLASS_TEXT_KEY].bytes_list.value[0].decode("utf-8")
+    shape = "x".join(str(_feature_int(example, k)) for k in
+                     (encode.HEIGHT_KEY, encode.WIDTH_KEY, encode.CHANNELS_KEY))
+    return split, _feature_int(example, encode.LABEL_KEY), text, shape
 
 
-def build_report(listing: Listing, split_names: Sequence[str],
-                 facts: Iterable[Tuple[Tuple[str, str, str], int]],
+def _classes_from_facts(facts) -> List[str]:
+    """Class names by label id when the listing could not know them (TFRecords)."""
+    names = {label: text for (_, label, text, _), _ in facts}
+    return [names.get(i, str(i)) for i in range(max(names) + 1)] if names else []
+
+
+def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, str], int]],
                  skipped: Iterable[dict]) -> dict:
-    """The ingest report, from counts of (split, class, HxWxC) over written examples."""
-    per_class = {s: {c: 0 for c in listing.classes} for s in split_names}
+    """The ingest report, from counts of (split, label, text, HxWxC) over written examples."""
+    facts = list(facts)
+    classes = listing.classes if listing.classes is not None else _classes_from_facts(facts)
+    per_class = {s: {c: 0 for c in classes} for s in SPLITS}
     shapes = collections.Counter()
-    for (split, class_name, shape), count in facts:
-        per_class[split][class_name] += count
+    for (split, label, _, shape), count in facts:
+        per_class[split][classes[label]] += count
         shapes[shape] += count
     return {
-        "splits": {s: sum(per_class[s].values()) for s in split_names},
-        "classes": listing.classes,
+        "format": listing.format,
+        "splits": {s: sum(per_class[s].values()) for s in SPLITS},
+        "classes": classes,
         "per_class": per_class,
         "shapes": dict(shapes.most_common()),
         "skipped": sorted(skipped, key=lambda r: r["path"]),
         "ignored": listing.ignored,
         "empty_classes": listing.empty_classes,
+        "unused_folders": listing.unused,
     }
 
 
-def _write_report(facts, skipped, listing, split_names, out_dir):
-    report = build_report(listing, split_names, facts, skipped)
+def _write_report(facts, skipped, listing, out_dir):
+    report = build_report(listing, facts, skipped)
     with tf.io.gfile.GFile(os.path.join(out_dir, REPORT_FILE), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
 
 
-def check_splits(report_dir: str) -> dict:
-    """Reads the report and fails, naming skipped files, if any split came out empty.
-
-    An empty split would otherwise surface later as an obscure error in
-    StatisticsGen or the Trainer.
-    """
+def read_report(report_dir: str) -> dict:
+    """The ingest_report.json written next to the examples."""
     with tf.io.gfile.GFile(os.path.join(report_dir, REPORT_FILE)) as f:
-        report = json.load(f)
+        return json.load(f)
+
+
+def finish_ingest(report_dir: str, strict: bool) -> dict:
+    """Checks the report and writes labels.txt; fails naming files if it must.
+
+    Fails if any split came out empty (that would surface later as an obscure
+    error in StatisticsGen or the Trainer), or, with `strict`, if any file
+    was skipped.
+    """
+    report = read_report(report_dir)
+    skipped = report["skipped"]
+    if strict and skipped:
+        names = "; ".join(f"{r['path']}: {r['reason']}" for r in skipped[:5])
+        raise ValueError(f"--strict: {len(skipped)} file(s) could not be ingested: {names}")
     empty = [name for name, count in report["splits"].items() if count == 0]
     if empty:
-        skipped = report["skipped"]
         example = f"; first: {skipped[0]['path']}: {skipped[0]['reason']}" if skipped else ""
         raise ValueError(
             f"split(s) {', '.join(empty)} got no images: {sum(report['splits'].values())} "
             f"ingested, {len(skipped)} skipped as undecodable{example}")
+    with tf.io.gfile.GFile(os.path.join(report_dir, LABELS_FILE), "w") as f:
+        f.write("".join(name + "\n" for name in report["classes"]))
     return report
 
 
 @beam.ptransform_fn
 def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: N802 (Beam style)
-                 split_names: Sequence[str], buckets: Sequence[int],
-                 report_dir: str) -> Dict[str, beam.PCollection]:
-    """Ingests `listing` into one PCollection of tf.Examples per split.
+                 options: IngestOptions, report_dir: str) -> Dict[str, beam.PCollection]:
+    """Ingests `listing` into one PCollection of tf.Examples per split (train, eval).
 
     As a side effect, writes `report_dir/ingest_report.json`.
     """
-    decoded = (pipeline
-               | "ListFiles" >> beam.Create(listing.files, reshuffle=True)
-               | "ReadAndEncode" >> beam.ParDo(_ReadAndEncode(root, listing.classes))
-               .with_outputs(_SKIPPED, main="examples"))
-    parts = decoded.examples | "Split" >> beam.Partition(
-        lambda ex, n: split_index(
-            ex.features.feature[encode.FILENAME_KEY].bytes_list.value[0].decode("utf-8"),
-            buckets),
-        len(buckets))
-    splits = dict(zip(split_names, parts))
-    facts = [pcoll | f"Facts[{name}]" >> beam.Map(
-        lambda ex, s: (s, listing.classes[_feature_int(ex, encode.LABEL_KEY)], _shape_key(ex)),
-        name) for name, pcoll in splits.items()]
-    _ = (facts | "AllFacts" >> beam.Flatten()
+    read = (pipeline
+            | "ListUnits" >> beam.Create(listing.files, reshuffle=True)
+            | "ReadAndEncode" >> beam.ParDo(_ReadUnit(root, listing.classes, options))
+            .with_outputs(_SKIPPED, main="examples"))
+    _ = (read.examples
+         | "Facts" >> beam.MapTuple(_fact)
          | "CountFacts" >> beam.combiners.Count.PerElement()
          | "FactList" >> beam.combiners.ToList()
-         | "WriteReport" >> beam.Map(
-             _write_report,
-             skipped=beam.pvalue.AsList(decoded[_SKIPPED]),
-             listing=listing, split_names=list(split_names), out_dir=report_dir))
-    return splits
+         | "WriteReport" >> beam.Map(_write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
+                                     listing=listing, out_dir=report_dir))
+    parts = read.examples | "Split" >> beam.Partition(
+        lambda pair, n: SPLITS.index(pair[0]), len(SPLITS))
+    return {name: part | f"Drop[{name}]" >> beam.Values() for name, part in zip(SPLITS, parts)}

@@ -3,7 +3,6 @@ import json
 
 import pytest
 
-from components.image_example_gen.component import ImageExampleGen
 from pipeline.config import PipelineConfig
 from pipeline.pipeline import COMPONENT_IDS, create_components, create_pipeline, eval_config
 
@@ -51,7 +50,7 @@ def test_pipeline_writes_everything_under_output(config):
     assert config.output + "/serving/imagepipe" in pusher.exec_properties["push_destination"]
 
 
-@pytest.mark.parametrize("percent", [0, 100])
-def test_example_gen_rejects_degenerate_split(percent):
-    with pytest.raises(ValueError, match="eval_percent"):
-        ImageExampleGen(input_base="/tmp", eval_percent=percent)
+def test_example_gen_carries_the_reader_options(config):
+    example_gen = create_components(config.replace(strict=True, format="folder"), 28, 1)[0]
+    options = json.loads(example_gen.exec_properties["ingest_options"])
+    assert (options["strict"], options["format"], options["eval_percent"]) == (True, "folder", 20)

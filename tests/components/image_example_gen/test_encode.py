@@ -54,3 +54,30 @@ def test_truncated_jpeg_is_rejected(tmp_path, make_image):
     data = make_image(tmp_path / "a.jpg", size=(64, 64), fmt="JPEG").read_bytes()
     with pytest.raises(encode.BadImageError):
         encode.image_to_example(data[: len(data) // 2], "a", 0, "c")
+
+
+def _bomb_png(width, height):
+    """A valid 1x1 PNG whose header claims width x height (a decompression bomb)."""
+    import struct
+    import zlib
+    buf = io.BytesIO()
+    Image.new("L", (1, 1)).save(buf, format="PNG")
+    data = bytearray(buf.getvalue())
+    ihdr = 8 + 4  # signature, chunk length
+    data[ihdr + 4:ihdr + 12] = struct.pack(">II", width, height)
+    crc = zlib.crc32(bytes(data[ihdr:ihdr + 17]))
+    data[ihdr + 17:ihdr + 21] = struct.pack(">I", crc)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("side", [12_000, 100_000])  # under and over PIL's own limit
+def test_decompression_bomb_is_refused_from_its_header(side):
+    with pytest.raises(encode.BadImageError, match="too large"):
+        encode.image_to_example(_bomb_png(side, side), "a", 0, "c")
+
+
+def test_pixel_limit_is_configurable(tmp_path, make_image):
+    data = make_image(tmp_path / "a.png", size=(10, 10)).read_bytes()
+    encode.image_to_example(data, "a", 0, "c", max_pixels=100)
+    with pytest.raises(encode.BadImageError, match="over the limit of 99"):
+        encode.image_to_example(data, "a", 0, "c", max_pixels=99)

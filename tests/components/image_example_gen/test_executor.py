@@ -10,10 +10,12 @@ from tfx.types import standard_artifacts
 from components.image_example_gen import encode
 from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.executor import Executor
+from components.image_example_gen.options import IngestOptions
 
 
-def _run_executor(input_base, out_dir, eval_percent=50):
-    component = ImageExampleGen(input_base=str(input_base), eval_percent=eval_percent)
+def _run_executor(input_base, out_dir, **options):
+    options.setdefault("eval_percent", 50)
+    component = ImageExampleGen(input_base=str(input_base), options=IngestOptions(**options))
     examples = standard_artifacts.Examples()
     examples.uri = str(out_dir)
     props = dict(component.exec_properties)  # protos are already JSON strings here
@@ -63,3 +65,26 @@ def test_empty_split_fails_naming_skipped_files(tmp_path, make_image):
         (data / "cat" / f"{i}.jpg").write_bytes(good[: len(good) // 3])
     with pytest.raises(ValueError, match=r"got no images: 0 ingested, 3 skipped.*cat/"):
         _run_executor(data, tmp_path / "out")
+
+
+def test_strict_mode_fails_naming_the_bad_file(tmp_path, make_image):
+    data = tmp_path / "data"
+    for i in range(4):
+        make_image(data / "cat" / f"{i}.png", seed=i)
+    (data / "cat" / "broken.png").write_bytes(b"\x89PNG not really")
+    with pytest.raises(ValueError, match=r"--strict: 1 file\(s\).*cat/broken.png: cannot decode"):
+        _run_executor(data, tmp_path / "out", strict=True)
+
+
+def test_split_folders_decide_the_splits(tmp_path, make_image):
+    data = tmp_path / "data"
+    for i in range(3):
+        make_image(data / "train" / "a" / f"{i}.png", seed=i)
+        make_image(data / "train" / "b" / f"{i}.png", seed=10 + i)
+    make_image(data / "eval" / "b" / "x.png", seed=20)
+    examples = _run_executor(data, tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
+    assert report["splits"] == {"train": 6, "eval": 1}
+    (only,) = _read_split(examples.uri, "eval")
+    assert only.features.feature[encode.LABEL_KEY].int64_list.value[0] == 1
+    assert only.features.feature[encode.FILENAME_KEY].bytes_list.value[0] == b"eval/b/x.png"

@@ -52,3 +52,25 @@ def test_unusable_roots_raise_a_clear_error(tmp_path, setup, message):
     with pytest.raises(DatasetError, match=message) as error:
         list_class_folders(str(root))
     assert str(root) in str(error.value)
+
+
+def test_split_folders_fix_the_splits_and_share_one_label_map(tmp_path, make_image):
+    make_image(tmp_path / "train" / "cat" / "1.png")
+    make_image(tmp_path / "train" / "dog" / "1.png")
+    make_image(tmp_path / "val" / "dog" / "2.png")
+    make_image(tmp_path / "val" / "emu" / "3.png")  # a class seen only in eval
+    make_image(tmp_path / "test" / "cat" / "9.png")  # val wins over test
+    listing = list_class_folders(str(tmp_path))
+    assert listing.classes == ["cat", "dog", "emu"]
+    assert {(f.relpath, f.label, f.split) for f in listing.files} == {
+        ("train/cat/1.png", 0, "train"), ("train/dog/1.png", 1, "train"),
+        ("val/dog/2.png", 1, "eval"), ("val/emu/3.png", 2, "eval")}
+    assert listing.unused == ["test"]
+
+
+def test_a_class_named_train_without_eval_folder_is_just_a_class(tmp_path, make_image):
+    make_image(tmp_path / "train" / "a.png")
+    make_image(tmp_path / "other" / "b.png")
+    listing = list_class_folders(str(tmp_path))
+    assert listing.classes == ["other", "train"]
+    assert all(f.split is None for f in listing.files)

@@ -20,12 +20,19 @@ def test_split_ratio_follows_the_buckets():
 def test_report_counts_per_split_and_class():
     listing = Listing(classes=["a", "b"], files=[ImageFile("a/1", 0)], ignored=3,
                       empty_classes=["z"])
-    facts = [(("train", "a", "8x8x1"), 5), (("eval", "b", "8x8x1"), 2),
-             (("train", "b", "4x4x3"), 1)]
-    report = build_report(listing, ["train", "eval"], facts,
-                          [{"path": "b/x", "reason": "empty file"}])
+    facts = [(("train", 0, "a", "8x8x1"), 5), (("eval", 1, "b", "8x8x1"), 2),
+             (("train", 1, "b", "4x4x3"), 1)]
+    report = build_report(listing, facts, [{"path": "b/x", "reason": "empty file"}])
     assert report["splits"] == {"train": 6, "eval": 2}
     assert report["per_class"] == {"train": {"a": 5, "b": 1}, "eval": {"a": 0, "b": 2}}
     assert report["shapes"] == {"8x8x1": 7, "4x4x3": 1}
     assert report["skipped"] == [{"path": "b/x", "reason": "empty file"}]
     assert (report["ignored"], report["empty_classes"]) == (3, ["z"])
+
+
+def test_report_derives_classes_when_the_listing_cannot_know_them():
+    facts = [(("train", 2, "2", "8x8x1"), 1), (("eval", 0, "0", "8x8x1"), 1)]
+    report = build_report(Listing(classes=None, format="tfrecord"), facts, [])
+    assert report["classes"] == ["0", "1", "2"]
+    assert report["per_class"]["train"] == {"0": 0, "1": 0, "2": 1}
+    assert report["format"] == "tfrecord"

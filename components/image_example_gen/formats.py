@@ -1,0 +1,35 @@
+"""Detect a dataset's format and list it, before anything is read in Beam."""
+import os
+
+from components.image_example_gen.folder_tree import DatasetError, Listing, list_class_folders
+from components.image_example_gen.options import IngestOptions
+
+
+def detect_format(root: str) -> str:
+    """'folder', 'idx', 'npz' or 'tfrecord', from file names alone."""
+    if not os.path.exists(root):
+        raise DatasetError(f"--data {root}: no such file or directory")
+    names = [root] if os.path.isfile(root) else os.listdir(root)
+    lowered = [os.path.basename(n).lower() for n in names]
+    if any("-idx3-ubyte" in n for n in lowered):
+        return "idx"
+    if any(n.endswith(".npz") for n in lowered):
+        return "npz"
+    if any(".tfrecord" in n for n in lowered):
+        return "tfrecord"
+    return "folder"
+
+
+def list_dataset(root: str, options: IngestOptions) -> Listing:
+    """Lists the units to ingest, in the given or detected format.
+
+    Raises:
+      DatasetError: the data cannot be ingested; the message says why.
+    """
+    fmt = detect_format(root) if options.format == "auto" else options.format
+    listers = {"folder": list_class_folders}
+    if fmt not in listers:
+        raise DatasetError(f"--format {fmt}: not supported yet")
+    listing = listers[fmt](root)
+    listing.format = fmt
+    return listing
