@@ -102,6 +102,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
+    # TFX's BaseBeamExecutor re-parses sys.argv with absl flags (TODO
+    # b/174174381 upstream); our flags are parsed, so give absl none of them.
+    del sys.argv[1:]
     try:
         config = config_from_args(args)
     except ConfigError as e:

@@ -23,8 +23,9 @@ def run(config: PipelineConfig) -> dict:
         anything runs).
       PipelineFailed: a component failed; names it.
     """
-    listing = list_dataset(config.data, config.ingest_options())
-    size, channels = probe_shape(config.data, listing)
+    options = config.ingest_options()
+    listing = list_dataset(config.data, options)
+    size, channels = probe_shape(config.data, listing, options)
     size, channels = config.image_size or size, config.channels or channels
     tfx_pipeline = create_pipeline(config, size, channels, LOCAL_BEAM_ARGS)
     start = time.time()

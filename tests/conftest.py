@@ -6,6 +6,12 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import pathlib  # noqa: E402
+import sys  # noqa: E402
+
+# TFX's BaseBeamExecutor parses sys.argv with absl flags (base_beam_executor.py,
+# TODO b/174174381 upstream), so pytest's own flags would be read as absl's:
+# `-v` becomes --verbosity. pytest has parsed them by the time this loads.
+del sys.argv[1:]
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

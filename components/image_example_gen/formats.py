@@ -1,8 +1,10 @@
 """Detect a dataset's format and list it, before anything is read in Beam."""
 import os
 
+from components.image_example_gen.arrays import list_idx, list_npz
 from components.image_example_gen.folder_tree import DatasetError, Listing, list_class_folders
 from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.tfrecords import list_tfrecord
 
 
 def detect_format(root: str) -> str:
@@ -27,9 +29,8 @@ def list_dataset(root: str, options: IngestOptions) -> Listing:
       DatasetError: the data cannot be ingested; the message says why.
     """
     fmt = detect_format(root) if options.format == "auto" else options.format
-    listers = {"folder": list_class_folders}
-    if fmt not in listers:
-        raise DatasetError(f"--format {fmt}: not supported yet")
+    listers = {"folder": list_class_folders, "idx": list_idx, "npz": list_npz,
+               "tfrecord": lambda path: list_tfrecord(path, options)}
     listing = listers[fmt](root)
     listing.format = fmt
     return listing

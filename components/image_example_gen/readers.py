@@ -9,8 +9,10 @@ from typing import Iterator, List, Optional, Union
 import tensorflow as tf
 
 from components.image_example_gen import encode
+from components.image_example_gen.arrays import ArrayChunk, encode_png, read_chunk
 from components.image_example_gen.folder_tree import ImageFile
 from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.tfrecords import RecordFile, iter_records
 
 Item = Union[dict, tuple]
 
@@ -28,9 +30,50 @@ def _read_image_file(unit: ImageFile, root: str, classes: List[str],
     yield unit.split, example
 
 
+def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
+                      options: IngestOptions) -> Iterator[Item]:
+    images, labels, name = read_chunk(chunk, root)
+    for offset, (pixels, label) in enumerate(zip(images, labels)):
+        relpath = f"{name}#{chunk.start + offset}"
+        yield chunk.split, encode.image_to_example(
+            encode_png(pixels), relpath, int(label), classes[int(label)], options.max_pixels)
+
+
+def _record_to_item(record: bytes, name: str, options: IngestOptions) -> Item:
+    feature = tf.train.Example.FromString(record).features.feature
+    image, label = feature.get(options.image_key), feature.get(options.label_key)
+    if image is None or not image.bytes_list.value or label is None \
+            or not label.int64_list.value:
+        return {"path": name, "reason": f"missing {options.image_key} or {options.label_key}"}
+    label_id = label.int64_list.value[0]
+    text = feature.get("image/class/text")
+    class_name = text.bytes_list.value[0].decode("utf-8") if text is not None and \
+        text.bytes_list.value else str(label_id)
+    try:
+        return None, encode.image_to_example(image.bytes_list.value[0], name, label_id,
+                                             class_name, options.max_pixels)
+    except encode.BadImageError as e:
+        return {"path": name, "reason": str(e)}
+
+
+def _read_record_file(unit: RecordFile, root: str, options: IngestOptions) -> Iterator[Item]:
+    path = os.path.join(root, unit.path) if unit.path else root
+    name = unit.path or os.path.basename(root)
+    index = 0
+    try:
+        for index, record in enumerate(iter_records(path)):
+            yield _record_to_item(record, f"{name}#{index}", options)
+    except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
+        yield {"path": f"{name}#{index + 1}+", "reason": f"unreadable TFRecord: {e.message}"}
+
+
 def read_unit(unit, root: str, classes: Optional[List[str]],
               options: IngestOptions) -> Iterator[Item]:
     """Dispatches on the unit's type; see the module docstring for what it yields."""
     if isinstance(unit, ImageFile):
         return _read_image_file(unit, root, classes, options)
+    if isinstance(unit, ArrayChunk):
+        return _read_array_chunk(unit, root, classes, options)
+    if isinstance(unit, RecordFile):
+        return _read_record_file(unit, root, options)
     raise TypeError(f"unknown unit type {type(unit).__name__}")

@@ -1,6 +1,7 @@
 """The ImageExampleGen executor, run for real (in-process Beam) on a tiny messy tree."""
 import json
 import os
+import pathlib
 
 import pytest
 import tensorflow as tf
@@ -88,3 +89,44 @@ def test_split_folders_decide_the_splits(tmp_path, make_image):
     (only,) = _read_split(examples.uri, "eval")
     assert only.features.feature[encode.LABEL_KEY].int64_list.value[0] == 1
     assert only.features.feature[encode.FILENAME_KEY].bytes_list.value[0] == b"eval/b/x.png"
+
+
+MNIST_IDX = pathlib.Path(__file__).resolve().parents[3] / "data" / "mnist_1k" / "idx"
+
+
+def test_idx_files_ingest_with_their_own_splits(tmp_path):
+    examples = _run_executor(MNIST_IDX, tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
+    assert (report["format"], report["splits"]) == ("idx", {"train": 800, "eval": 200})
+    assert report["shapes"] == {"28x28x1": 1000}
+    first = _read_split(examples.uri, "eval")[0].features.feature
+    assert first[encode.FORMAT_KEY].bytes_list.value[0] == b"png"
+    assert first[encode.FILENAME_KEY].bytes_list.value[0].startswith(b"t10k-images-idx3-ubyte.gz#")
+
+
+def test_npz_ingests_with_hash_split_when_it_has_no_test_arrays(tmp_path):
+    import numpy as np
+    path = tmp_path / "d.npz"
+    np.savez(path, x_train=np.random.default_rng(0).integers(0, 255, (40, 5, 5, 3), np.uint8),
+             y_train=np.arange(40) % 4)
+    _run_executor(path, tmp_path / "out", eval_percent=25)
+    report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
+    assert sum(report["splits"].values()) == 40 and min(report["splits"].values()) > 0
+    assert report["classes"] == ["0", "1", "2", "3"]
+    assert (tmp_path / "out" / "labels.txt").read_text() == "0\n1\n2\n3\n"
+
+
+def test_tfrecords_with_foreign_keys_ingest_and_derive_labels(tmp_path, make_image):
+    import tensorflow as tf
+    (tmp_path / "in").mkdir()
+    with tf.io.TFRecordWriter(str(tmp_path / "in" / "a.tfrecord")) as writer:
+        for i in range(12):
+            png = make_image(tmp_path / f"{i}.png", seed=i).read_bytes()
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                "raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[png])),
+                "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}))
+                .SerializeToString())
+    _run_executor(tmp_path / "in", tmp_path / "out", image_key="raw", label_key="y")
+    report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
+    assert report["format"] == "tfrecord" and report["classes"] == ["0", "1"]
+    assert sum(report["splits"].values()) == 12

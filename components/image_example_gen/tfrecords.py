@@ -1,0 +1,76 @@
+"""Existing TFRecords of tf.Example, with user-named image and label keys."""
+import dataclasses
+import os
+from typing import Iterator, List, Optional
+
+import tensorflow as tf
+
+from components.image_example_gen.folder_tree import DatasetError, Listing
+from components.image_example_gen.options import IngestOptions
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordFile:
+    """One TFRecord file; `path` is relative to the dataset root ('' if root is the file)."""
+
+    path: str
+    split: Optional[str] = None
+
+
+def _compression(path: str) -> str:
+    with tf.io.gfile.GFile(path, "rb") as f:
+        return "GZIP" if f.read(2) == b"\x1f\x8b" else ""
+
+
+def iter_records(path: str) -> Iterator[bytes]:
+    """Serialized records of one file, gzipped or not; raises tf.errors.DataLossError if cut."""
+    for record in tf.data.TFRecordDataset(path, compression_type=_compression(path)):
+        yield record.numpy()
+
+
+def _feature_kinds(example: tf.train.Example) -> dict:
+    return {k: v.WhichOneof("kind") for k, v in example.features.feature.items()}
+
+
+def check_keys(example: tf.train.Example, options: IngestOptions, name: str) -> None:
+    """Raises DatasetError listing the keys that exist if the image or label key is missing."""
+    kinds = _feature_kinds(example)
+    wanted = ((options.image_key, "bytes_list", "--image-key"),
+              (options.label_key, "int64_list", "--label-key"))
+    for key, kind, flag in wanted:
+        if kinds.get(key) != kind:
+            found = ", ".join(f"{k} ({v.split('_')[0]})" for k, v in sorted(kinds.items()))
+            raise DatasetError(f"{name}: {flag} {key!r} is not a {kind.split('_')[0]} feature "
+                               f"here; the records have: {found}")
+
+
+def list_tfrecord(root: str, options: IngestOptions) -> Listing:
+    """Every visible file in `root` (or `root` itself) is a TFRecord file of tf.Examples."""
+    if os.path.isfile(root):
+        paths = [""]
+    else:
+        paths = sorted(n for n in os.listdir(root)
+                       if not n.startswith(".") and os.path.isfile(os.path.join(root, n)))
+    if not paths:
+        raise DatasetError(f"--data {root}: no TFRecord files")
+    first = os.path.join(root, paths[0]) if paths[0] else root
+    try:
+        record = next(iter_records(first), None)
+    except tf.errors.OpError as e:
+        raise DatasetError(f"{first}: not a readable TFRecord file ({e.message})") from None
+    if record is None:
+        raise DatasetError(f"{first}: holds no records")
+    check_keys(tf.train.Example.FromString(record), options, first)
+    return Listing(classes=None, files=[RecordFile(p) for p in paths], format="tfrecord")
+
+
+def sample_images(root: str, listing: Listing, options: IngestOptions, count: int) -> List[bytes]:
+    """The first `count` encoded images, for probing the default size."""
+    first = listing.files[0].path
+    found = []
+    for record in iter_records(os.path.join(root, first) if first else root):
+        feature = tf.train.Example.FromString(record).features.feature[options.image_key]
+        found.append(feature.bytes_list.value[0])
+        if len(found) == count:
+            break
+    return found

@@ -1,0 +1,32 @@
+"""detect_format and list_dataset: auto detection from names; explicit override."""
+import numpy as np
+import pytest
+
+from components.image_example_gen.folder_tree import DatasetError
+from components.image_example_gen.formats import detect_format, list_dataset
+from components.image_example_gen.options import IngestOptions
+
+
+@pytest.mark.parametrize("names, expected", [
+    (["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"], "idx"),
+    (["mnist.npz"], "npz"),
+    (["data-00000-of-00002.tfrecord.gz"], "tfrecord"),
+    (["cat", "dog"], "folder"),
+])
+def test_format_is_detected_from_names(tmp_path, names, expected):
+    for name in names:
+        (tmp_path / name).mkdir() if "." not in name else (tmp_path / name).write_bytes(b"")
+    assert detect_format(str(tmp_path)) == expected
+
+
+def test_a_single_npz_file_is_a_dataset(tmp_path):
+    path = tmp_path / "d.npz"
+    np.savez(path, x_train=np.zeros((4, 3, 3), np.uint8), y_train=np.arange(4))
+    listing = list_dataset(str(path), IngestOptions())
+    assert (listing.format, listing.classes) == ("npz", ["0", "1", "2", "3"])
+
+
+def test_explicit_format_overrides_detection(tmp_path, make_image):
+    make_image(tmp_path / "a" / "1.png")
+    with pytest.raises(DatasetError, match="expected train-images-idx3-ubyte"):
+        list_dataset(str(tmp_path), IngestOptions(format="idx"))

@@ -1,0 +1,71 @@
+"""TFRecord input: user-named keys, clear errors listing keys, truncated files."""
+import pytest
+import tensorflow as tf
+
+from components.image_example_gen.folder_tree import DatasetError
+from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.readers import read_unit
+from components.image_example_gen.tfrecords import list_tfrecord
+
+FOREIGN = IngestOptions(image_key="img", label_key="lbl")
+
+
+def _example(image: bytes, label: int) -> bytes:
+    return tf.train.Example(features=tf.train.Features(feature={
+        "img": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image])),
+        "lbl": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+        "note": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0])),
+    })).SerializeToString()
+
+
+def write_records(path, images, gzip=False):
+    options = tf.io.TFRecordOptions(compression_type="GZIP" if gzip else "")
+    with tf.io.TFRecordWriter(str(path), options) as writer:
+        for i, image in enumerate(images):
+            writer.write(_example(image, i % 3))
+    return path
+
+
+@pytest.fixture
+def pngs(tmp_path, make_image):
+    return [make_image(tmp_path / f"{i}.png", seed=i).read_bytes() for i in range(6)]
+
+
+@pytest.mark.parametrize("gzip", [False, True])
+def test_foreign_keys_are_read_into_our_examples(tmp_path, pngs, gzip):
+    (tmp_path / "in").mkdir()
+    write_records(tmp_path / "in" / "part-0.tfrecord", pngs, gzip)
+    listing = list_tfrecord(str(tmp_path / "in"), FOREIGN)
+    assert listing.classes is None and listing.format == "tfrecord"
+    items = list(read_unit(listing.files[0], str(tmp_path / "in"), None, FOREIGN))
+    assert len(items) == 6
+    split, example = items[4]
+    feature = example.features.feature
+    assert split is None
+    assert feature["image/encoded"].bytes_list.value[0] == pngs[4]
+    assert feature["image/class/label"].int64_list.value[0] == 1
+    assert feature["image/filename"].bytes_list.value[0] == b"part-0.tfrecord#4"
+
+
+def test_missing_key_error_lists_the_keys_that_exist(tmp_path, pngs):
+    path = write_records(tmp_path / "x.tfrecord", pngs)
+    with pytest.raises(DatasetError, match=r"--image-key 'image/encoded' .* have: img \(bytes\), "
+                                           r"lbl \(int64\), note \(float\)"):
+        list_tfrecord(str(path), IngestOptions())
+
+
+def test_truncated_file_keeps_whole_records_and_reports_the_rest(tmp_path, pngs):
+    path = write_records(tmp_path / "x.tfrecord", pngs)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # cut inside the last record
+    listing = list_tfrecord(str(path), FOREIGN)
+    items = list(read_unit(listing.files[0], str(path), None, FOREIGN))
+    assert len([i for i in items if isinstance(i, tuple)]) == 5
+    assert items[-1]["path"] == "x.tfrecord#5+"
+    assert "unreadable TFRecord" in items[-1]["reason"]
+
+
+def test_a_non_tfrecord_file_is_a_clear_error(tmp_path):
+    (tmp_path / "x.tfrecord").write_bytes(b"definitely not a tfrecord file at all")
+    with pytest.raises(DatasetError, match="x.tfrecord: not a readable TFRecord file"):
+        list_tfrecord(str(tmp_path / "x.tfrecord"), FOREIGN)
