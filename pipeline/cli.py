@@ -27,9 +27,16 @@ def _flag_type(field: dataclasses.Field):
     return args[0] if args else hint
 
 
-def add_config_flags(parser: argparse.ArgumentParser) -> None:
+# The config fields `imagepipe ingest` uses; `run` uses them all.
+INGEST_FIELDS = ("data", "output", "format", "strict", "max_pixels", "image_key", "label_key",
+                 "eval_percent", "verbose")
+
+
+def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:
     """One flag per config field; defaults shown, but applied later by `config_from_args`."""
     for field in config_fields():
+        if names is not None and field.name not in names:
+            continue
         flag = "--" + field.name.replace("_", "-")
         help_text = f"{field.metadata['help']} (default: {field.default})"
         kind = _flag_type(field)
@@ -58,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the whole TFX pipeline locally (LocalDagRunner). "
                     "Example: imagepipe run --data data/mnist_1k/png --output outputs")
     add_config_flags(run)
+    ingest = commands.add_parser(
+        "ingest", help="only ingest a dataset into TFRecords of tf.Example",
+        description="Run ImageExampleGen's ingestion alone: OUTPUT/<split>/data-*.tfrecord.gz "
+                    "(gzipped TFRecords), labels.txt and ingest_report.json. "
+                    "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr")
+    add_config_flags(ingest, INGEST_FIELDS)
     return parser
 
 
@@ -90,10 +103,24 @@ def _check_output(path: str) -> None:
         raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
 
 
-def _run(config: PipelineConfig) -> None:
-    _check_output(config.output)
-    from pipeline import local_runner  # heavy: imports TensorFlow and TFX
-    local_runner.run(config)
+def _run(command: str, config: PipelineConfig) -> None:
+    """Runs a subcommand; heavy modules (TensorFlow, TFX, Beam) load only here."""
+    _check_output(config.output if command == "run" else os.path.dirname(config.output) or ".")
+    if command == "run":
+        from pipeline import local_runner
+        local_runner.run(config)
+        return
+    from pipeline import ingest_runner
+    from pipeline.config import LOCAL_BEAM_ARGS
+    try:
+        report = ingest_runner.run_ingest(config, LOCAL_BEAM_ARGS)
+    except (UsageError, DatasetError):
+        raise
+    except Exception as e:  # Beam or a failed check: the one step that ran failed.
+        raise PipelineFailed("ingest", e) from e
+    print(f"ingested  {', '.join(f'{k} {v}' for k, v in report['splits'].items())}; "
+          f"{len(report['classes'])} classes; {len(report['skipped'])} skipped, "
+          f"{report['ignored']} ignored -> {config.output}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -113,7 +140,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     config = config.replace(output=_local_abspath(config.output),
                             data=_local_abspath(config.data))
     try:
-        _run(config)
+        _run(args.command, config)
     except (UsageError, DatasetError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

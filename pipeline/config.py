@@ -12,6 +12,9 @@ from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, In
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
+# In-process Beam: for datasets that fit one machine, starting worker
+# processes (each re-importing TensorFlow) costs more than it saves.
+LOCAL_BEAM_ARGS = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 
 class ConfigError(ValueError):

@@ -5,14 +5,11 @@ from tfx import v1 as tfx
 
 from components.image_example_gen.formats import list_dataset
 from pipeline import summary
-from pipeline.config import PipelineConfig
+from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
 from pipeline.data_probe import probe_shape
 from pipeline.errors import PipelineFailed
 from pipeline.pipeline import create_pipeline
 
-# In-process Beam: for datasets that fit one machine, starting worker
-# processes (each re-importing TensorFlow) costs more than it saves.
-LOCAL_BEAM_ARGS = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 
 def run(config: PipelineConfig) -> dict:

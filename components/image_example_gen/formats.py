@@ -2,7 +2,12 @@
 import os
 
 from components.image_example_gen.arrays import list_idx, list_npz
-from components.image_example_gen.folder_tree import DatasetError, Listing, list_class_folders
+from components.image_example_gen.folder_tree import (
+    DatasetError,
+    Listing,
+    list_class_folders,
+    split_dirs,
+)
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.tfrecords import list_tfrecord
 
@@ -11,7 +16,13 @@ def detect_format(root: str) -> str:
     """'folder', 'idx', 'npz' or 'tfrecord', from file names alone."""
     if not os.path.exists(root):
         raise DatasetError(f"--data {root}: no such file or directory")
-    names = [root] if os.path.isfile(root) else os.listdir(root)
+    if os.path.isfile(root):
+        names = [root]
+    else:
+        names = os.listdir(root)
+        splits = split_dirs(root)
+        if splits:
+            names += os.listdir(os.path.join(root, splits["train"]))
     lowered = [os.path.basename(n).lower() for n in names]
     if any("-idx3-ubyte" in n for n in lowered):
         return "idx"

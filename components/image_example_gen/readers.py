@@ -62,7 +62,8 @@ def _read_record_file(unit: RecordFile, root: str, options: IngestOptions) -> It
     index = 0
     try:
         for index, record in enumerate(iter_records(path)):
-            yield _record_to_item(record, f"{name}#{index}", options)
+            item = _record_to_item(record, f"{name}#{index}", options)
+            yield item if isinstance(item, dict) else (unit.split, item[1])
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
         yield {"path": f"{name}#{index + 1}+", "reason": f"unreadable TFRecord: {e.message}"}
 

@@ -5,7 +5,7 @@ from typing import Iterator, List, Optional
 
 import tensorflow as tf
 
-from components.image_example_gen.folder_tree import DatasetError, Listing
+from components.image_example_gen.folder_tree import DatasetError, Listing, split_dirs
 from components.image_example_gen.options import IngestOptions
 
 
@@ -44,16 +44,31 @@ def check_keys(example: tf.train.Example, options: IngestOptions, name: str) -> 
                                f"here; the records have: {found}")
 
 
-def list_tfrecord(root: str, options: IngestOptions) -> Listing:
-    """Every visible file in `root` (or `root` itself) is a TFRecord file of tf.Examples."""
+def _record_files(folder: str) -> List[str]:
+    """Files named *.tfrecord* in `folder`, else every visible file there."""
+    files = sorted(n for n in os.listdir(folder)
+                   if not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
+    named = [n for n in files if ".tfrecord" in n.lower()]
+    return named or files
+
+
+def _units(root: str) -> List[RecordFile]:
     if os.path.isfile(root):
-        paths = [""]
-    else:
-        paths = sorted(n for n in os.listdir(root)
-                       if not n.startswith(".") and os.path.isfile(os.path.join(root, n)))
-    if not paths:
+        return [RecordFile("")]
+    splits = split_dirs(root)
+    if splits:  # e.g. an `imagepipe ingest` output: train/ and eval/ keep their splits
+        return [RecordFile(f"{folder}/{name}", split) for split, folder in splits.items()
+                for name in _record_files(os.path.join(root, folder))]
+    return [RecordFile(name) for name in _record_files(root)]
+
+
+def list_tfrecord(root: str, options: IngestOptions) -> Listing:
+    """TFRecord files of tf.Examples: `root` itself, the record files in it, or in its
+    train/ and eval/ (or val/, validation/, test/) folders, which then fix the splits."""
+    units = _units(root)
+    if not units:
         raise DatasetError(f"--data {root}: no TFRecord files")
-    first = os.path.join(root, paths[0]) if paths[0] else root
+    first = os.path.join(root, units[0].path) if units[0].path else root
     try:
         record = next(iter_records(first), None)
     except tf.errors.OpError as e:
@@ -61,7 +76,7 @@ def list_tfrecord(root: str, options: IngestOptions) -> Listing:
     if record is None:
         raise DatasetError(f"{first}: holds no records")
     check_keys(tf.train.Example.FromString(record), options, first)
-    return Listing(classes=None, files=[RecordFile(p) for p in paths], format="tfrecord")
+    return Listing(classes=None, files=units, format="tfrecord")
 
 
 def sample_images(root: str, listing: Listing, options: IngestOptions, count: int) -> List[bytes]:

@@ -30,3 +30,10 @@ def test_explicit_format_overrides_detection(tmp_path, make_image):
     make_image(tmp_path / "a" / "1.png")
     with pytest.raises(DatasetError, match="expected train-images-idx3-ubyte"):
         list_dataset(str(tmp_path), IngestOptions(format="idx"))
+
+
+def test_an_ingest_output_is_detected_as_tfrecords(tmp_path):
+    for split in ("train", "eval"):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "data-00000-of-00001.tfrecord.gz").write_bytes(b"")
+    assert detect_format(str(tmp_path)) == "tfrecord"

@@ -69,3 +69,17 @@ def test_a_non_tfrecord_file_is_a_clear_error(tmp_path):
     (tmp_path / "x.tfrecord").write_bytes(b"definitely not a tfrecord file at all")
     with pytest.raises(DatasetError, match="x.tfrecord: not a readable TFRecord file"):
         list_tfrecord(str(tmp_path / "x.tfrecord"), FOREIGN)
+
+
+def test_split_folders_of_record_files_keep_their_splits(tmp_path, pngs):
+    for split in ("train", "eval"):
+        (tmp_path / split).mkdir()
+        write_records(tmp_path / split / "data-00000-of-00001.tfrecord.gz", pngs[:3], gzip=True)
+    (tmp_path / "labels.txt").write_text("not a record file\n")
+    listing = list_tfrecord(str(tmp_path), FOREIGN)
+    assert [(u.path, u.split) for u in listing.files] == [
+        ("train/data-00000-of-00001.tfrecord.gz", "train"),
+        ("eval/data-00000-of-00001.tfrecord.gz", "eval")]
+    splits = {item[0] for u in listing.files
+              for item in read_unit(u, str(tmp_path), None, FOREIGN)}
+    assert splits == {"train", "eval"}
