@@ -55,11 +55,8 @@ def run_ingest(config: PipelineConfig, beam_args: List[str]) -> dict:
             splits = pipeline | IngestImages(root=config.data, listing=listing,
                                              options=options, report_dir=staging)
             for name, examples in splits.items():
-                _ = (examples
-                     | f"Serialize[{name}]" >> beam.Map(
-                         lambda e: e.SerializeToString(deterministic=True))
-                     | f"Write[{name}]" >> beam.io.WriteToTFRecord(
-                         os.path.join(staging, name, "data"), file_name_suffix=".tfrecord.gz"))
+                _ = examples | f"Write[{name}]" >> beam.io.WriteToTFRecord(
+                    os.path.join(staging, name, "data"), file_name_suffix=".tfrecord.gz")
         report = finish_ingest(staging, options.strict)
         _publish(staging, output)
     finally:

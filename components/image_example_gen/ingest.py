@@ -7,6 +7,7 @@ is read by one worker and yields (split, example) pairs or skipped records.
 """
 import bisect
 import collections
+import dataclasses
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
+from apache_beam.transforms.window import GlobalWindows
 
 from components.image_example_gen import encode
 from components.image_example_gen.folder_tree import Listing
@@ -24,6 +26,7 @@ REPORT_FILE = "ingest_report.json"
 LABELS_FILE = "labels.txt"
 SPLITS = ("train", "eval")
 _SKIPPED = "skipped"
+_FACTS = "facts"
 
 
 def split_index(relpath: str, buckets: Sequence[int]) -> int:
@@ -38,10 +41,19 @@ def split_index(relpath: str, buckets: Sequence[int]) -> int:
 
 
 class _ReadUnit(beam.DoFn):
-    """Reads one unit; emits (split, example) or a `skipped` record with the reason."""
+    """Reads one unit; emits serialized examples tagged by split, skipped records, facts.
+
+    Splitting, serializing and counting happen here rather than in further
+    Beam stages: on DirectRunner each stage costs per element about as much
+    as encoding a small image does.
+    """
 
     def __init__(self, root: str, classes: Optional[List[str]], options: IngestOptions):
         self._root, self._classes, self._options = root, classes, options
+        self._facts = collections.Counter()
+
+    def start_bundle(self):
+        self._facts = collections.Counter()
 
     def process(self, unit):
         for item in read_unit(unit, self._root, self._classes, self._options):
@@ -52,8 +64,12 @@ class _ReadUnit(beam.DoFn):
             if split is None:
                 name = example.features.feature[encode.FILENAME_KEY].bytes_list.value[0]
                 split = SPLITS[split_index(name.decode("utf-8"), self._options.buckets)]
-            beam.metrics.Metrics.counter("imagepipe", "examples").inc()
-            yield split, example
+            self._facts[_fact(split, example)] += 1
+            yield beam.pvalue.TaggedOutput(split, example.SerializeToString(deterministic=True))
+
+    def finish_bundle(self):
+        for fact, count in self._facts.items():
+            yield beam.pvalue.TaggedOutput(_FACTS, GlobalWindows.windowed_value((fact, count)))
 
 
 def _feature_int(example: tf.train.Example, key: str) -> int:
@@ -135,20 +151,19 @@ def finish_ingest(report_dir: str, strict: bool) -> dict:
 @beam.ptransform_fn
 def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: N802 (Beam style)
                  options: IngestOptions, report_dir: str) -> Dict[str, beam.PCollection]:
-    """Ingests `listing` into one PCollection of tf.Examples per split (train, eval).
+    """Ingests `listing` into one PCollection of serialized tf.Examples per split.
 
     As a side effect, writes `report_dir/ingest_report.json`.
     """
     read = (pipeline
             | "ListUnits" >> beam.Create(listing.files, reshuffle=True)
             | "ReadAndEncode" >> beam.ParDo(_ReadUnit(root, listing.classes, options))
-            .with_outputs(_SKIPPED, main="examples"))
-    _ = (read.examples
-         | "Facts" >> beam.MapTuple(_fact)
-         | "CountFacts" >> beam.combiners.Count.PerElement()
+            .with_outputs(_SKIPPED, _FACTS, *SPLITS, main="unused"))
+    _ = (read[_FACTS]
+         | "CountFacts" >> beam.CombinePerKey(sum)
          | "FactList" >> beam.combiners.ToList()
-         | "WriteReport" >> beam.Map(_write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
-                                     listing=listing, out_dir=report_dir))
-    parts = read.examples | "Split" >> beam.Partition(
-        lambda pair, n: SPLITS.index(pair[0]), len(SPLITS))
-    return {name: part | f"Drop[{name}]" >> beam.Values() for name, part in zip(SPLITS, parts)}
+         | "WriteReport" >> beam.Map(
+             _write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
+             # Without its file list: Beam pickles this closure, several times.
+             listing=dataclasses.replace(listing, files=[]), out_dir=report_dir))
+    return {name: read[name] for name in SPLITS}

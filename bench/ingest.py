@@ -1,0 +1,126 @@
+"""Ingestion throughput and peak memory: `imagepipe ingest` against a plain loop.
+
+    .venv/bin/python -m bench.ingest                 # 20,000 images; ~3 min on 2 cores
+    .venv/bin/python -m bench.ingest --sizes 2000    # quick look
+
+The baseline, run in the same session, is a single-process loop that reads
+each file, decodes it once, builds the same tf.Example and writes it with
+tf.io.TFRecordWriter (gzipped, like ours). Each variant runs in its own
+process, timed after imports, so its peak RSS (with any worker processes) is
+its own. Prints a table and writes bench/results/ingest.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from PIL import Image
+
+from bench.common import machine_info, print_table, write_results
+
+VARIANTS = {
+    "baseline": None,
+    "beam-1-worker": ["--direct_running_mode=in_memory", "--direct_num_workers=1"],
+    "beam-2-threads": ["--direct_running_mode=multi_threading", "--direct_num_workers=2"],
+    "beam-2-processes": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+}
+
+
+def make_dataset(root: str, count: int, classes: int = 10, side: int = 64) -> str:
+    """`count` RGB JPEGs of `side` pixels in `classes` folders; reused if already there."""
+    marker = os.path.join(root, ".complete")
+    if os.path.exists(marker):
+        return root
+    rng = np.random.default_rng(count)
+    for i in range(count):
+        folder = os.path.join(root, f"class_{i % classes:02d}")
+        os.makedirs(folder, exist_ok=True)
+        coarse = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)  # smooth, photo-like size
+        image = Image.fromarray(coarse).resize((side, side), Image.BILINEAR)
+        image.save(os.path.join(folder, f"{i:06d}.jpg"), quality=90)
+    open(marker, "w").close()
+    return root
+
+
+def _baseline(data: str, out: str) -> int:
+    import tensorflow as tf
+    from components.image_example_gen.encode import image_to_example
+    from components.image_example_gen.folder_tree import list_class_folders
+    from components.image_example_gen.ingest import SPLITS, split_index
+    listing = list_class_folders(data)
+    options = tf.io.TFRecordOptions(compression_type="GZIP")
+    writers = {s: tf.io.TFRecordWriter(os.path.join(out, f"{s}.tfrecord.gz"), options)
+               for s in SPLITS}
+    for item in listing.files:
+        with open(os.path.join(data, item.relpath), "rb") as f:
+            example = image_to_example(f.read(), item.relpath, item.label,
+                                       listing.classes[item.label])
+        writers[SPLITS[split_index(item.relpath, [80, 100])]].write(example.SerializeToString())
+    for writer in writers.values():
+        writer.close()
+    return len(listing.files)
+
+
+def _ours(data: str, out: str, beam_args) -> int:
+    from pipeline.config import PipelineConfig
+    from pipeline.ingest_runner import run_ingest
+    report = run_ingest(PipelineConfig(data=data, output=out), beam_args)
+    return sum(report["splits"].values())
+
+
+def run_variant(name: str, data: str, out: str) -> dict:
+    """Runs one variant in this process; returns seconds and images (imports excluded)."""
+    os.makedirs(out, exist_ok=True)
+    # Every import happens before the clock starts, for both sides.
+    import components.image_example_gen.ingest  # noqa: F401  (Beam, TF, PIL)
+    import pipeline.ingest_runner  # noqa: F401
+    start = time.perf_counter()
+    images = _baseline(data, out) if name == "baseline" else _ours(data, out + "/o",
+                                                                   VARIANTS[name])
+    return {"seconds": time.perf_counter() - start, "images": images}
+
+
+def _measure(name: str, data: str, out: str) -> dict:
+    """Runs a variant in a fresh process; adds its peak RSS (children included)."""
+    code = ("import json, resource, sys; from bench.ingest import run_variant; "
+            f"r = run_variant({name!r}, {data!r}, {out!r}); "
+            "r['peak_rss_mb'] = max(resource.getrusage(w).ru_maxrss for w in "
+            "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024; "
+            "print('RESULT', json.dumps(r))")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                          text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"{name} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def main(argv=None) -> dict:
+    """Runs every variant at every size; prints the table, writes the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000])
+    parser.add_argument("--workdir", default="/tmp/imagepipe-bench-ingest")
+    args = parser.parse_args(argv)
+    rows = []
+    for count in args.sizes:
+        data = make_dataset(os.path.join(args.workdir, f"data_{count}"), count)
+        for name in VARIANTS:
+            out = os.path.join(args.workdir, f"out_{count}_{name}")
+            subprocess.run(["rm", "-rf", out], check=True)
+            result = _measure(name, data, out)
+            rows.append({"variant": name, "images": count, **result,
+                         "images_per_s": result["images"] / result["seconds"]})
+    base = {r["images"]: r for r in rows if r["variant"] == "baseline"}
+    for row in rows:
+        row["speedup_vs_baseline"] = base[row["images"]]["seconds"] / row["seconds"]
+    print_table(rows, ["variant", "images", "seconds", "images_per_s", "speedup_vs_baseline",
+                       "peak_rss_mb"])
+    return write_results("ingest", {"machine": machine_info(), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
