@@ -118,9 +118,12 @@ def _run(command: str, config: PipelineConfig) -> None:
         raise
     except Exception as e:  # Beam or a failed check: the one step that ran failed.
         raise PipelineFailed("ingest", e) from e
-    print(f"ingested  {', '.join(f'{k} {v}' for k, v in report['splits'].items())}; "
-          f"{len(report['classes'])} classes; {len(report['skipped'])} skipped, "
-          f"{report['ignored']} ignored -> {config.output}")
+    from pipeline.summary import data_warnings
+    print("\n".join([
+        f"ingested  {', '.join(f'{k} {v}' for k, v in report['splits'].items())}; "
+        f"{len(report['classes'])} classes; {len(report['skipped'])} skipped, "
+        f"{report['ignored']} ignored -> {config.output}",
+        *data_warnings(report["empty_classes"], report["skipped"])]))
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -135,7 +135,7 @@ def _data_section(store, config: PipelineConfig, example_gen) -> dict:
             "classes": report["classes"], "per_class": report["per_class"],
             "shapes": report["shapes"], "skipped": len(report["skipped"]),
             "skipped_files": report["skipped"], "ignored": report["ignored"],
-            "examples_uri": examples.uri}
+            "empty_classes": report["empty_classes"], "examples_uri": examples.uri}
 
 
 def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
@@ -162,6 +162,18 @@ def write_summary(config: PipelineConfig, summary: dict) -> None:
     os.replace(tmp, config.summary_path)
 
 
+def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
+    """Lines about data that was present but not used; none when all was used."""
+    lines = []
+    if empty_classes:
+        lines.append("warning   folders without images are not classes: "
+                     + ", ".join(empty_classes))
+    if skipped:
+        lines.append(f"warning   {len(skipped)} undecodable image(s) skipped, e.g. "
+                     f"{skipped[0]['path']}: {skipped[0]['reason']}")
+    return lines
+
+
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
@@ -176,6 +188,7 @@ def format_summary(summary: dict) -> str:
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
         f"pushed    {pushed['serving'] or 'nothing'}",
+        *data_warnings(data["empty_classes"], data["skipped_files"]),
         f"time      {summary['timings_s']['total']:.1f}s total, "
         f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached",
     ]

@@ -2,7 +2,7 @@
 from tensorflow_model_analysis.proto import validation_result_pb2
 
 from pipeline.config import PipelineConfig
-from pipeline.summary import blessing_reason, format_summary
+from pipeline.summary import blessing_reason, data_warnings, format_summary
 
 CONFIG = PipelineConfig(accuracy_threshold=0.9, baseline_tolerance=0.01)
 
@@ -46,7 +46,8 @@ def test_failures_name_value_and_bound():
 def test_format_summary_shows_the_numbers_that_matter():
     text = format_summary({
         "data": {"path": "/d", "classes": ["a", "b"], "splits": {"train": 8, "eval": 2},
-                 "skipped": 1, "ignored": 3},
+                 "skipped": 1, "ignored": 3, "empty_classes": ["z"],
+                 "skipped_files": [{"path": "a/x.jpg", "reason": "empty file"}]},
         "eval": {"accuracy": 0.5, "baseline_accuracy": None, "blessed": False,
                  "reason": "accuracy 0.5000 < threshold 0.9"},
         "pushed": {"serving": None, "tflite": None},
@@ -55,3 +56,9 @@ def test_format_summary_shows_the_numbers_that_matter():
     assert "0.5000 - NOT blessed (accuracy 0.5000 < threshold 0.9)" in text
     assert "pushed    nothing" in text
     assert "3.5s total, 1/2 components cached" in text
+    assert "warning   folders without images are not classes: z" in text
+    assert "warning   1 undecodable image(s) skipped, e.g. a/x.jpg: empty file" in text
+
+
+def test_no_warnings_when_all_data_was_used():
+    assert data_warnings([], []) == []

@@ -35,7 +35,8 @@ def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt
 
 
 @pytest.mark.parametrize("mode, fmt, channels", [
-    ("L", "PNG", 1), ("RGB", "PNG", 3), ("RGBA", "PNG", 4), ("CMYK", "JPEG", 4)])
+    ("L", "PNG", 1), ("RGB", "PNG", 3), ("RGBA", "PNG", 4), ("CMYK", "JPEG", 4),
+    ("P", "PNG", 3), ("I;16", "PNG", 1)])
 def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
     data = make_image(tmp_path / "a", mode=mode, fmt=fmt).read_bytes()
     assert _features(encode.image_to_example(data, "a", 0, "c"))[encode.CHANNELS_KEY] == channels

@@ -37,7 +37,11 @@ def test_ingests_good_images_and_reports_bad_ones(tmp_path, make_image):
         make_image(data / "cat" / f"{i}.png", mode="L", seed=i)
         make_image(data / "dog" / f"{i}.JPG", fmt="JPEG", seed=10 + i)
     make_image(data / "dog" / "rgba.png", mode="RGBA")
+    make_image(data / "dog" / "cmyk.jpg", mode="CMYK", fmt="JPEG")
+    make_image(data / "cat" / "palette.gif", mode="P", fmt="GIF")
     (data / "dog" / "empty.jpg").write_bytes(b"")
+    (data / "dog" / ".DS_Store").write_bytes(b"\x00\x01")
+    (data / "no_images_here").mkdir()
     good = make_image(tmp_path / "big.jpg", size=(64, 64), fmt="JPEG").read_bytes()
     (data / "cat" / "truncated.jpg").write_bytes(good[: len(good) // 2])
     (data / "cat" / "notes.txt").write_text("not an image")
@@ -49,11 +53,14 @@ def test_ingests_good_images_and_reports_bad_ones(tmp_path, make_image):
     names = sorted(e.features.feature[encode.FILENAME_KEY].bytes_list.value[0].decode()
                    for e in written)
     assert names == sorted([f"cat/{i}.png" for i in range(6)]
-                           + [f"dog/{i}.JPG" for i in range(6)] + ["dog/rgba.png"])
-    assert sum(report["splits"].values()) == 13
+                           + [f"dog/{i}.JPG" for i in range(6)]
+                           + ["dog/rgba.png", "dog/cmyk.jpg", "cat/palette.gif"])
+    assert sum(report["splits"].values()) == 15
     assert {r["path"] for r in report["skipped"]} == {"dog/empty.jpg", "cat/truncated.jpg"}
-    assert report["ignored"] == 1
-    assert report["per_class"]["train"]["cat"] + report["per_class"]["eval"]["cat"] == 6
+    assert report["ignored"] == 2  # notes.txt, .DS_Store
+    assert report["empty_classes"] == ["no_images_here"]
+    assert report["shapes"]["8x8x4"] == 2  # RGBA and CMYK keep 4 channels
+    assert report["per_class"]["train"]["cat"] + report["per_class"]["eval"]["cat"] == 7
     assert (tmp_path / "out" / "labels.txt").read_text() == "cat\ndog\n"
     assert examples.split_names == '["train", "eval"]'
 
