@@ -103,27 +103,20 @@ def _check_output(path: str) -> None:
         raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
 
 
-def _run(command: str, config: PipelineConfig) -> None:
-    """Runs a subcommand; heavy modules (TensorFlow, TFX, Beam) load only here."""
-    _check_output(config.output if command == "run" else os.path.dirname(config.output) or ".")
-    if command == "run":
-        from pipeline import local_runner
-        local_runner.run(config)
-        return
-    from pipeline import ingest_runner
-    from pipeline.config import LOCAL_BEAM_ARGS
-    try:
-        report = ingest_runner.run_ingest(config, LOCAL_BEAM_ARGS)
-    except (UsageError, DatasetError):
-        raise
-    except Exception as e:  # Beam or a failed check: the one step that ran failed.
-        raise PipelineFailed("ingest", e) from e
-    from pipeline.summary import data_warnings
-    print("\n".join([
-        f"ingested  {', '.join(f'{k} {v}' for k, v in report['splits'].items())}; "
-        f"{len(report['classes'])} classes; {len(report['skipped'])} skipped, "
-        f"{report['ignored']} ignored -> {config.output}",
-        *data_warnings(report["empty_classes"], report["skipped"])]))
+def _command_run(config: PipelineConfig) -> None:
+    _check_output(config.output)
+    from pipeline import local_runner  # heavy: TensorFlow, TFX, Beam load only here
+    local_runner.run(config)
+
+
+def _command_ingest(config: PipelineConfig) -> None:
+    _check_output(os.path.dirname(config.output) or ".")
+    from pipeline import ingest_runner  # heavy: TensorFlow and Beam load only here
+    report = ingest_runner.run_ingest(config)
+    print(ingest_runner.format_report(report, config.output))
+
+
+COMMANDS = {"run": _command_run, "ingest": _command_ingest}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -143,7 +136,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     config = config.replace(output=_local_abspath(config.output),
                             data=_local_abspath(config.data))
     try:
-        _run(args.command, config)
+        COMMANDS[args.command](config)
     except (UsageError, DatasetError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

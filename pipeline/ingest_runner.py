@@ -18,8 +18,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from components.image_example_gen.formats import list_dataset
 from components.image_example_gen.ingest import REPORT_FILE, IngestImages, finish_ingest
-from pipeline.config import PipelineConfig
-from pipeline.errors import UsageError
+from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
+from pipeline.errors import PipelineFailed, UsageError
+from pipeline.summary import data_warnings
 
 
 def _check_target(output: str) -> None:
@@ -41,8 +42,22 @@ def _publish(staging: str, output: str) -> None:
         os.rename(staging, output)
 
 
-def run_ingest(config: PipelineConfig, beam_args: List[str]) -> dict:
-    """Ingests `config.data` into `config.output`; returns the ingest report."""
+def format_report(report: dict, output: str) -> str:
+    """What `imagepipe ingest` prints: counts, then warnings about unused data."""
+    return "\n".join([
+        f"ingested  {', '.join(f'{k} {v}' for k, v in report['splits'].items())}; "
+        f"{len(report['classes'])} classes; {len(report['skipped'])} skipped, "
+        f"{report['ignored']} ignored -> {output}",
+        *data_warnings(report["empty_classes"], report["skipped"])])
+
+
+def run_ingest(config: PipelineConfig, beam_args: List[str] = LOCAL_BEAM_ARGS) -> dict:
+    """Ingests `config.data` into `config.output`; returns the ingest report.
+
+    Raises:
+      DatasetError, UsageError: bad data or output, before anything is written.
+      PipelineFailed: the Beam ingestion or its checks failed (--strict, empty split).
+    """
     options = config.ingest_options()
     listing = list_dataset(config.data, options)
     output = config.output.rstrip("/")
@@ -51,14 +66,21 @@ def run_ingest(config: PipelineConfig, beam_args: List[str]) -> dict:
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".ingest-", dir=parent)
     try:
-        with beam.Pipeline(options=PipelineOptions(beam_args)) as pipeline:
-            splits = pipeline | IngestImages(root=config.data, listing=listing,
-                                             options=options, report_dir=staging)
-            for name, examples in splits.items():
-                _ = examples | f"Write[{name}]" >> beam.io.WriteToTFRecord(
-                    os.path.join(staging, name, "data"), file_name_suffix=".tfrecord.gz")
-        report = finish_ingest(staging, options.strict)
-        _publish(staging, output)
+        return _ingest_into(staging, output, config.data, listing, options, beam_args)
+    except Exception as e:  # Beam, or a failed check: the one step that ran failed.
+        raise PipelineFailed("ingest", e) from e
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _ingest_into(staging, output, data, listing, options, beam_args) -> dict:
+    """Writes everything into `staging`, checks it, then publishes it as `output`."""
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as pipeline:
+        splits = pipeline | IngestImages(root=data, listing=listing,
+                                         options=options, report_dir=staging)
+        for name, examples in splits.items():
+            _ = examples | f"Write[{name}]" >> beam.io.WriteToTFRecord(
+                os.path.join(staging, name, "data"), file_name_suffix=".tfrecord.gz")
+    report = finish_ingest(staging, options.strict)
+    _publish(staging, output)
     return report
