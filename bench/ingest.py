@@ -23,9 +23,9 @@ from bench.common import machine_info, print_table, write_results
 
 VARIANTS = {
     "baseline": None,
-    "beam-1-worker": ["--direct_running_mode=in_memory", "--direct_num_workers=1"],
-    "beam-2-threads": ["--direct_running_mode=multi_threading", "--direct_num_workers=2"],
-    "beam-2-processes": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+    "beam-1-worker": "--direct_running_mode=in_memory --direct_num_workers=1",
+    "beam-2-threads": "--direct_running_mode=multi_threading --direct_num_workers=2",
+    "beam-2-processes": "--direct_running_mode=multi_processing --direct_num_workers=2",
 }
 
 
@@ -64,10 +64,10 @@ def _baseline(data: str, out: str) -> int:
     return len(listing.files)
 
 
-def _ours(data: str, out: str, beam_args) -> int:
+def _ours(data: str, out: str, beam_args: str) -> int:
     from pipeline.config import PipelineConfig
     from pipeline.ingest_runner import run_ingest
-    report = run_ingest(PipelineConfig(data=data, output=out), beam_args)
+    report = run_ingest(PipelineConfig(data=data, output=out, beam_args=beam_args))
     return sum(report["splits"].values())
 
 

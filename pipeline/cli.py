@@ -29,7 +29,7 @@ def _flag_type(field: dataclasses.Field):
 
 # The config fields `imagepipe ingest` uses; `run` uses them all.
 INGEST_FIELDS = ("data", "output", "format", "strict", "max_pixels", "image_key", "label_key",
-                 "eval_percent", "verbose")
+                 "eval_percent", "beam_args", "verbose")
 
 
 def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:

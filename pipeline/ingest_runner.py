@@ -11,14 +11,12 @@ OUT is never seen half-written.
 import os
 import shutil
 import tempfile
-from typing import List
-
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from components.image_example_gen.formats import list_dataset
 from components.image_example_gen.ingest import REPORT_FILE, IngestImages, finish_ingest
-from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
+from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineFailed, UsageError
 from pipeline.summary import data_warnings
 
@@ -51,7 +49,7 @@ def format_report(report: dict, output: str) -> str:
         *data_warnings(report["empty_classes"], report["skipped"])])
 
 
-def run_ingest(config: PipelineConfig, beam_args: List[str] = LOCAL_BEAM_ARGS) -> dict:
+def run_ingest(config: PipelineConfig) -> dict:
     """Ingests `config.data` into `config.output`; returns the ingest report.
 
     Raises:
@@ -66,7 +64,8 @@ def run_ingest(config: PipelineConfig, beam_args: List[str] = LOCAL_BEAM_ARGS) -
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".ingest-", dir=parent)
     try:
-        return _ingest_into(staging, output, config.data, listing, options, beam_args)
+        return _ingest_into(staging, output, config.data, listing, options,
+                            config.beam_pipeline_args)
     except Exception as e:  # Beam, or a failed check: the one step that ran failed.
         raise PipelineFailed("ingest", e) from e
     finally:

@@ -5,7 +5,7 @@ from tfx import v1 as tfx
 
 from components.image_example_gen.formats import list_dataset
 from pipeline import summary
-from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
+from pipeline.config import PipelineConfig
 from pipeline.data_probe import probe_shape
 from pipeline.errors import PipelineFailed
 from pipeline.pipeline import create_pipeline
@@ -24,7 +24,7 @@ def run(config: PipelineConfig) -> dict:
     listing = list_dataset(config.data, options)
     size, channels = probe_shape(config.data, listing, options)
     size, channels = config.image_size or size, config.channels or channels
-    tfx_pipeline = create_pipeline(config, size, channels, LOCAL_BEAM_ARGS)
+    tfx_pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args)
     start = time.time()
     try:
         tfx.orchestration.LocalDagRunner().run(tfx_pipeline)

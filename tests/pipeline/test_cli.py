@@ -16,6 +16,13 @@ def test_every_config_field_has_a_flag_with_help():
     assert "(default: 400)" in help_text
 
 
+def test_beam_args_flag_takes_a_value_that_starts_with_dashes():
+    args = cli.build_parser().parse_args(
+        ["ingest", "--beam-args=--direct_running_mode=multi_processing --direct_num_workers=2"])
+    assert cli.config_from_args(args).beam_pipeline_args == [
+        "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+
+
 def test_flags_override_defaults_and_unset_flags_keep_them():
     args = cli.build_parser().parse_args(["run", "--train-steps", "7", "--channels", "3",
                                           "--verbose"])

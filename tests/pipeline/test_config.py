@@ -22,3 +22,8 @@ def test_invalid_values_fail_at_construction():
         PipelineConfig(eval_steps=0)
     with pytest.raises(ConfigError, match="--image-size"):
         PipelineConfig().replace(image_size=2)
+
+
+def test_beam_args_split_like_a_shell():
+    config = PipelineConfig(beam_args="--runner=DataflowRunner --labels='a b'")
+    assert config.beam_pipeline_args == ["--runner=DataflowRunner", "--labels=a b"]

@@ -7,7 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
+from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.ingest_runner import run_ingest
 
@@ -27,8 +27,7 @@ def _count(pattern):
 def test_ingest_writes_gzipped_splits_labels_and_report(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
     out = tmp_path / "out"
-    report = run_ingest(PipelineConfig(data=str(data), output=str(out), eval_percent=30),
-                        LOCAL_BEAM_ARGS)
+    report = run_ingest(PipelineConfig(data=str(data), output=str(out), eval_percent=30))
     assert _count(str(out / "train" / "*.tfrecord.gz")) == report["splits"]["train"]
     assert _count(str(out / "eval" / "*.tfrecord.gz")) == report["splits"]["eval"]
     assert sum(report["splits"].values()) == 10
@@ -39,9 +38,9 @@ def test_ingest_writes_gzipped_splits_labels_and_report(tmp_path, make_image):
 def test_reingest_replaces_the_old_output_and_leaves_no_temp_dirs(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
     config = PipelineConfig(data=str(data), output=str(tmp_path / "out"))
-    run_ingest(config, LOCAL_BEAM_ARGS)
+    run_ingest(config)
     (data / "dog" / "0.png").unlink()
-    report = run_ingest(config, LOCAL_BEAM_ARGS)
+    report = run_ingest(config)
     assert sum(report["splits"].values()) == 9
     assert sorted(os.listdir(tmp_path)) == ["data", "out"]
 
@@ -51,7 +50,7 @@ def test_a_foreign_non_empty_output_is_refused(tmp_path, make_image):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "precious.txt").write_text("keep me")
     with pytest.raises(UsageError, match="not an earlier ingest's output"):
-        run_ingest(PipelineConfig(data=str(data), output=str(tmp_path / "out")), LOCAL_BEAM_ARGS)
+        run_ingest(PipelineConfig(data=str(data), output=str(tmp_path / "out")))
     assert (tmp_path / "out" / "precious.txt").read_text() == "keep me"
 
 
@@ -67,3 +66,12 @@ def test_failed_strict_ingest_exits_1_and_publishes_nothing(tmp_path, make_image
     assert "pipeline failed in ingest: ValueError: --strict: 1 file(s)" in result.stderr
     assert "cat/bad.png" in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["data"]
+
+
+def test_same_ingestion_runs_on_multiprocessing_workers(tmp_path, make_image):
+    data = _tree(tmp_path / "data", make_image, per_class=20)
+    args = "--direct_running_mode=multi_processing --direct_num_workers=2"
+    report = run_ingest(PipelineConfig(data=str(data), output=str(tmp_path / "out"),
+                                       beam_args=args))
+    assert sum(report["splits"].values()) == 40
+    assert _count(str(tmp_path / "out" / "*" / "*.tfrecord.gz")) == 40
