@@ -82,9 +82,26 @@ def _int(value: int) -> tf.train.Feature:
     return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
 
 
+def make_example(encoded: bytes, fmt: str, shape: Tuple[int, int, int], relpath: str,
+                 label: int, class_name: str) -> tf.train.Example:
+    """The output example from already validated bytes and their (height, width, channels)."""
+    height, width, channels = shape
+    feature = {
+        IMAGE_KEY: _bytes(encoded),
+        FORMAT_KEY: _bytes(fmt.encode()),
+        HEIGHT_KEY: _int(height),
+        WIDTH_KEY: _int(width),
+        CHANNELS_KEY: _int(channels),
+        LABEL_KEY: _int(label),
+        CLASS_TEXT_KEY: _bytes(class_name.encode("utf-8")),
+        FILENAME_KEY: _bytes(relpath.encode("utf-8")),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
 def image_to_example(data: bytes, relpath: str, label: int, class_name: str,
                      max_pixels: int = DEFAULT_MAX_PIXELS) -> tf.train.Example:
-    """Builds the example for one image file.
+    """Builds the example for one image file, after decoding it fully.
 
     Args:
       data: the file's bytes.
@@ -100,14 +117,5 @@ def image_to_example(data: bytes, relpath: str, label: int, class_name: str,
     image = decode_fully(data, max_pixels)
     encoded, fmt = _encoded(image, data)
     width, height = image.size
-    feature = {
-        IMAGE_KEY: _bytes(encoded),
-        FORMAT_KEY: _bytes(fmt.encode()),
-        HEIGHT_KEY: _int(height),
-        WIDTH_KEY: _int(width),
-        CHANNELS_KEY: _int(_CHANNELS_BY_MODE.get(image.mode, 3)),
-        LABEL_KEY: _int(label),
-        CLASS_TEXT_KEY: _bytes(class_name.encode("utf-8")),
-        FILENAME_KEY: _bytes(relpath.encode("utf-8")),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=feature))
+    shape = (height, width, _CHANNELS_BY_MODE.get(image.mode, 3))
+    return make_example(encoded, fmt, shape, relpath, label, class_name)

@@ -2,7 +2,7 @@
 
 TFX's base executor supplies the Beam pipeline (with `beam_pipeline_args`),
 writes each split as gzipped TFRecords and sets the artifact's split names;
-this class only lists the tree and plugs in our PTransform.
+this class lists the dataset, plugs in our PTransform and checks its report.
 """
 from typing import Any, Dict, List
 
@@ -45,7 +45,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         finish_ingest(examples.uri, options.strict)
 
     def GenerateExamplesByBeam(self, pipeline, exec_properties: Dict[str, Any]):  # noqa: N802
-        """Returns {split name: PCollection of tf.Example}."""
+        """Returns {split name: PCollection of serialized tf.Example}."""
         return pipeline | "IngestImages" >> IngestImages(
             root=exec_properties[standard_component_specs.INPUT_BASE_KEY],
             listing=exec_properties[_LISTING],

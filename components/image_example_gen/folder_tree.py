@@ -31,7 +31,8 @@ class ImageFile:
 class Listing:
     """What a dataset holds: classes in label-id order and the units to read.
 
-    `units` are ImageFile for trees; other formats list their own unit types.
+    `files` holds the units: ImageFile for trees, ArrayChunk for IDX/npz,
+    RecordFile for TFRecords.
     `classes` is None when labels are only known after reading (TFRecords).
     """
 

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from components.image_example_gen.arrays import ArrayChunk, encode_png, read_chunk
-from components.image_example_gen.folder_tree import ImageFile
+from components.image_example_gen.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.tfrecords import RecordFile, iter_records
 
@@ -32,14 +32,22 @@ def _read_image_file(unit: ImageFile, root: str, classes: List[str],
 
 def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
                       options: IngestOptions) -> Iterator[Item]:
+    """Arrays were validated at listing (dtype, shape, counts): encode, no decode."""
     images, labels, name = read_chunk(chunk, root)
+    height, width = images.shape[1:3]
+    shape = (height, width, images.shape[3] if images.ndim == 4 else 1)
+    if height * width > options.max_pixels:
+        raise DatasetError(f"{name}: {height}x{width} images are over the limit of "
+                           f"{options.max_pixels} pixels (--max-pixels)")
     for offset, (pixels, label) in enumerate(zip(images, labels)):
-        relpath = f"{name}#{chunk.start + offset}"
-        yield chunk.split, encode.image_to_example(
-            encode_png(pixels), relpath, int(label), classes[int(label)], options.max_pixels)
+        yield chunk.split, encode.make_example(
+            encode_png(pixels), "png", shape, f"{name}#{chunk.start + offset}", int(label),
+            classes[int(label)])
 
 
-def _record_to_item(record: bytes, name: str, options: IngestOptions) -> Item:
+def _record_to_item(record: bytes, name: str,
+                    options: IngestOptions) -> Union[dict, tf.train.Example]:
+    """Our example from one foreign record, or a skipped record saying why."""
     feature = tf.train.Example.FromString(record).features.feature
     image, label = feature.get(options.image_key), feature.get(options.label_key)
     if image is None or not image.bytes_list.value or label is None \
@@ -50,8 +58,8 @@ def _record_to_item(record: bytes, name: str, options: IngestOptions) -> Item:
     class_name = text.bytes_list.value[0].decode("utf-8") if text is not None and \
         text.bytes_list.value else str(label_id)
     try:
-        return None, encode.image_to_example(image.bytes_list.value[0], name, label_id,
-                                             class_name, options.max_pixels)
+        return encode.image_to_example(image.bytes_list.value[0], name, label_id,
+                                       class_name, options.max_pixels)
     except encode.BadImageError as e:
         return {"path": name, "reason": str(e)}
 
@@ -59,13 +67,14 @@ def _record_to_item(record: bytes, name: str, options: IngestOptions) -> Item:
 def _read_record_file(unit: RecordFile, root: str, options: IngestOptions) -> Iterator[Item]:
     path = os.path.join(root, unit.path) if unit.path else root
     name = unit.path or os.path.basename(root)
-    index = 0
+    count = 0  # records read so far; the next one is the first unreadable
     try:
-        for index, record in enumerate(iter_records(path)):
-            item = _record_to_item(record, f"{name}#{index}", options)
-            yield item if isinstance(item, dict) else (unit.split, item[1])
+        for record in iter_records(path):
+            item = _record_to_item(record, f"{name}#{count}", options)
+            count += 1
+            yield item if isinstance(item, dict) else (unit.split, item)
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
-        yield {"path": f"{name}#{index + 1}+", "reason": f"unreadable TFRecord: {e.message}"}
+        yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {e.message}"}
 
 
 def read_unit(unit, root: str, classes: Optional[List[str]],

@@ -108,3 +108,26 @@ def test_png_encoding_is_lossless(shape):
     pixels = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
     decoded = np.asarray(Image.open(io.BytesIO(arrays.encode_png(pixels))))
     np.testing.assert_array_equal(decoded, pixels.reshape(decoded.shape))
+
+
+def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
+    from components.image_example_gen.options import IngestOptions
+    from components.image_example_gen.readers import read_unit
+    path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
+                y_train=np.array([0, 1, 0]))
+    listing = arrays.list_npz(path)
+    (split, example), *_ = read_unit(listing.files[0], path, listing.classes, IngestOptions())
+    feature = example.features.feature
+    assert [feature[k].int64_list.value[0] for k in
+            ("image/height", "image/width", "image/channels")] == [5, 7, 3]
+    assert feature["image/filename"].bytes_list.value[0] == b"d.npz:x_train#0"
+
+
+def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
+    from components.image_example_gen.options import IngestOptions
+    from components.image_example_gen.readers import read_unit
+    path = _npz(tmp_path / "d.npz", x_train=np.zeros((2, 12, 12), np.uint8),
+                y_train=np.array([0, 1]))
+    listing = arrays.list_npz(path)
+    with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
+        list(read_unit(listing.files[0], path, listing.classes, IngestOptions(max_pixels=100)))

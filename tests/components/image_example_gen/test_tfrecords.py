@@ -5,7 +5,7 @@ import tensorflow as tf
 from components.image_example_gen.folder_tree import DatasetError
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers import read_unit
-from components.image_example_gen.tfrecords import list_tfrecord
+from components.image_example_gen.tfrecords import RecordFile, list_tfrecord
 
 FOREIGN = IngestOptions(image_key="img", label_key="lbl")
 
@@ -83,3 +83,11 @@ def test_split_folders_of_record_files_keep_their_splits(tmp_path, pngs):
     splits = {item[0] for u in listing.files
               for item in read_unit(u, str(tmp_path), None, FOREIGN)}
     assert splits == {"train", "eval"}
+
+
+def test_a_file_cut_inside_its_first_record_reports_record_zero(tmp_path, pngs):
+    path = write_records(tmp_path / "x.tfrecord", pngs[:1])
+    path.write_bytes(path.read_bytes()[:30])  # header intact, data cut
+    items = list(read_unit(RecordFile(""), str(path), None, FOREIGN))
+    assert items == [{"path": "x.tfrecord#0+", "reason": items[0]["reason"]}]
+    assert "unreadable TFRecord" in items[0]["reason"]
