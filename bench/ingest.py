@@ -1,17 +1,20 @@
 """Ingestion throughput and peak memory: `imagepipe ingest` against a plain loop.
 
-    .venv/bin/python -m bench.ingest                 # 20,000 images; ~3 min on 2 cores
-    .venv/bin/python -m bench.ingest --sizes 2000    # quick look
+    bash scripts/bench.sh ingest                     # 5,000 and 20,000 images; ~4 min on 2 cores
+    bash scripts/bench.sh ingest --sizes 2000 --repeat 1   # quick look
 
 The baseline, run in the same session, is a single-process loop that reads
-each file, decodes it once, builds the same tf.Example and writes it with
-tf.io.TFRecordWriter (gzipped, like ours). Each variant runs in its own
-process, timed after imports, so its peak RSS (with any worker processes) is
-its own. Prints a table and writes bench/results/ingest.json.
+each file, decodes it once, builds the same tf.Example with tf.train.Example
+and writes it with tf.io.TFRecordWriter (gzipped, like ours). Each variant
+runs in its own process, timed after imports, so its peak RSS (the largest
+of it and its worker processes) is its own; each runs --repeat times,
+interleaved, and the table shows the median. Prints a table and writes
+bench/results/ingest.json.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -23,7 +26,9 @@ from bench.common import machine_info, print_table, write_results
 
 VARIANTS = {
     "baseline": None,
-    "beam-1-worker": "--direct_running_mode=in_memory --direct_num_workers=1",
+    # The default (pipeline/config.py): in_memory, with a pool of encoding processes.
+    "imagepipe": "--direct_running_mode=in_memory --direct_num_workers=1",
+    # Beam's own parallel modes, for comparison (no encoding pool: 1 process each).
     "beam-2-threads": "--direct_running_mode=multi_threading --direct_num_workers=2",
     "beam-2-processes": "--direct_running_mode=multi_processing --direct_num_workers=2",
 }
@@ -45,9 +50,25 @@ def make_dataset(root: str, count: int, classes: int = 10, side: int = 64) -> st
     return root
 
 
+def _example(data: bytes, relpath: str, label: int, class_name: str):
+    """The same tf.train.Example as ours, built the plain way."""
+    import tensorflow as tf
+    from components.image_example_gen import encode
+    image = encode.decode_fully(data)
+    encoded, fmt = encode.stored_encoding(image, data)
+    width, height = image.size
+    values = {encode.IMAGE_KEY: encoded, encode.FORMAT_KEY: fmt.encode(),
+              encode.HEIGHT_KEY: height, encode.WIDTH_KEY: width,
+              encode.CHANNELS_KEY: encode.channels_of(image), encode.LABEL_KEY: label,
+              encode.CLASS_TEXT_KEY: class_name.encode(), encode.FILENAME_KEY: relpath.encode()}
+    feature = {k: tf.train.Feature(bytes_list=tf.train.BytesList(value=[v]))
+               if isinstance(v, bytes) else tf.train.Feature(int64_list=tf.train.Int64List(
+                   value=[v])) for k, v in values.items()}
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
 def _baseline(data: str, out: str) -> int:
     import tensorflow as tf
-    from components.image_example_gen.encode import image_to_example
     from components.image_example_gen.folder_tree import list_class_folders
     from components.image_example_gen.ingest import SPLITS, split_index
     listing = list_class_folders(data)
@@ -56,8 +77,7 @@ def _baseline(data: str, out: str) -> int:
                for s in SPLITS}
     for item in listing.files:
         with open(os.path.join(data, item.relpath), "rb") as f:
-            example = image_to_example(f.read(), item.relpath, item.label,
-                                       listing.classes[item.label])
+            example = _example(f.read(), item.relpath, item.label, listing.classes[item.label])
         writers[SPLITS[split_index(item.relpath, [80, 100])]].write(example.SerializeToString())
     for writer in writers.values():
         writer.close()
@@ -99,27 +119,41 @@ def _measure(name: str, data: str, out: str) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
+def _measure_size(count: int, workdir: str, repeat: int) -> list:
+    """Every variant `repeat` times, interleaved (so drift hits all alike); median seconds."""
+    data = make_dataset(os.path.join(workdir, f"data_{count}"), count)
+    runs = {name: [] for name in VARIANTS}
+    for _ in range(repeat):
+        for name in VARIANTS:
+            out = os.path.join(workdir, f"out_{count}_{name}")
+            subprocess.run(["rm", "-rf", out], check=True)
+            runs[name].append(_measure(name, data, out))
+    rows = []
+    for name, results in runs.items():
+        seconds = sorted(r["seconds"] for r in results)
+        rows.append({"variant": name, "images": count, "seconds": statistics.median(seconds),
+                     "seconds_all": seconds,
+                     "peak_rss_mb": max(r["peak_rss_mb"] for r in results),
+                     "images_per_s": count / statistics.median(seconds)})
+    return rows
+
+
 def main(argv=None) -> dict:
     """Runs every variant at every size; prints the table, writes the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per variant (median)")
     parser.add_argument("--workdir", default="/tmp/imagepipe-bench-ingest")
     args = parser.parse_args(argv)
-    rows = []
-    for count in args.sizes:
-        data = make_dataset(os.path.join(args.workdir, f"data_{count}"), count)
-        for name in VARIANTS:
-            out = os.path.join(args.workdir, f"out_{count}_{name}")
-            subprocess.run(["rm", "-rf", out], check=True)
-            result = _measure(name, data, out)
-            rows.append({"variant": name, "images": count, **result,
-                         "images_per_s": result["images"] / result["seconds"]})
+    rows = [row for count in args.sizes
+            for row in _measure_size(count, args.workdir, args.repeat)]
     base = {r["images"]: r for r in rows if r["variant"] == "baseline"}
     for row in rows:
         row["speedup_vs_baseline"] = base[row["images"]]["seconds"] / row["seconds"]
     print_table(rows, ["variant", "images", "seconds", "images_per_s", "speedup_vs_baseline",
                        "peak_rss_mb"])
-    return write_results("ingest", {"machine": machine_info(), "rows": rows})
+    return write_results("ingest", {"machine": machine_info(), "repeat": args.repeat,
+                                    "rows": rows})
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from components.image_example_gen.formats import list_dataset
-from components.image_example_gen.ingest import REPORT_FILE, IngestImages, finish_ingest
+from components.image_example_gen.ingest import REPORT_FILE, SPLITS, IngestImages, finish_ingest
+from components.image_example_gen.parallel import local_processes
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineFailed, UsageError
 from pipeline.summary import data_warnings
@@ -75,11 +76,10 @@ def run_ingest(config: PipelineConfig) -> dict:
 def _ingest_into(staging, output, data, listing, options, beam_args) -> dict:
     """Writes everything into `staging`, checks it, then publishes it as `output`."""
     with beam.Pipeline(options=PipelineOptions(beam_args)) as pipeline:
-        splits = pipeline | IngestImages(root=data, listing=listing,
-                                         options=options, report_dir=staging)
-        for name, examples in splits.items():
-            _ = examples | f"Write[{name}]" >> beam.io.WriteToTFRecord(
-                os.path.join(staging, name, "data"), file_name_suffix=".tfrecord.gz")
+        _ = pipeline | IngestImages(
+            root=data, listing=listing, options=options, report_dir=staging,
+            split_dirs={s: os.path.join(staging, s) for s in SPLITS},
+            processes=local_processes(beam_args))
     report = finish_ingest(staging, options.strict)
     _publish(staging, output)
     return report

@@ -2,16 +2,18 @@
 
 Every image is decoded fully once here (not just its header), so a truncated
 or corrupt file is caught at ingestion, with its path, instead of crashing
-Transform or training hours later.
+Transform or training hours later. This module runs in ingestion's worker
+processes, so it must not import TensorFlow (see example_wire.py).
 """
 import io
+import os
 import warnings
-from typing import Tuple
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-import tensorflow as tf
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
-from components.image_example_gen.options import DEFAULT_MAX_PIXELS
+from components.image_example_gen.example_wire import serialize_example
+from components.image_example_gen.options import DEFAULT_MAX_PIXELS, SPLITS, split_index
 
 # Keys of the output examples: the tensorflow/tpu convention, 0-based labels.
 IMAGE_KEY = "image/encoded"
@@ -53,6 +55,8 @@ def decode_fully(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Ima
             image.load()
     except BadImageError:
         raise
+    except UnidentifiedImageError:  # its message names a BytesIO object's address
+        raise BadImageError("cannot decode: not an image format PIL recognises") from None
     except Image.DecompressionBombError as e:  # PIL's own limit, hit inside open()
         raise BadImageError(f"too large: {e} (--max-pixels {max_pixels})") from None
     except Exception as e:  # PIL raises many types for corrupt data.
@@ -60,8 +64,8 @@ def decode_fully(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Ima
     return image
 
 
-def _encoded(image: Image.Image, data: bytes) -> Tuple[bytes, str]:
-    """The bytes to store and their format: the original JPEG/PNG, else PNG."""
+def stored_encoding(image: Image.Image, data: bytes) -> Tuple[bytes, str]:
+    """The bytes to store and their format: the original JPEG/PNG, else lossless PNG."""
     kept = _KEPT_FORMATS.get(image.format or "")
     if kept:
         return data, kept
@@ -74,39 +78,44 @@ def _encoded(image: Image.Image, data: bytes) -> Tuple[bytes, str]:
     return buf.getvalue(), "png"
 
 
-def _bytes(value: bytes) -> tf.train.Feature:
-    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+def channels_of(image: Image.Image) -> int:
+    """The channel count recorded as image/channels (Transform converts to the model's)."""
+    return _CHANNELS_BY_MODE.get(image.mode, 3)
 
 
-def _int(value: int) -> tf.train.Feature:
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+# (split, label, class text, "HxWxC") of one written example: what the ingest
+# report counts.
+Fact = Tuple[str, int, str, str]
+# What encoding yields per input: a skipped record {"path", "reason"}, or
+# (split, serialized tf.Example, fact).
+Encoded = Union[dict, Tuple[str, bytes, Fact]]
 
 
-def make_example(encoded: bytes, fmt: str, shape: Tuple[int, int, int], relpath: str,
-                 label: int, class_name: str) -> tf.train.Example:
-    """The output example from already validated bytes and their (height, width, channels)."""
+def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int, int],
+                    relpath: str, label: int, class_name: str) -> Encoded:
+    """(split, serialized example, fact) from validated bytes and their (height, width, channels)."""
     height, width, channels = shape
-    feature = {
-        IMAGE_KEY: _bytes(encoded),
-        FORMAT_KEY: _bytes(fmt.encode()),
-        HEIGHT_KEY: _int(height),
-        WIDTH_KEY: _int(width),
-        CHANNELS_KEY: _int(channels),
-        LABEL_KEY: _int(label),
-        CLASS_TEXT_KEY: _bytes(class_name.encode("utf-8")),
-        FILENAME_KEY: _bytes(relpath.encode("utf-8")),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=feature))
+    record = serialize_example({
+        IMAGE_KEY: encoded,
+        FORMAT_KEY: fmt.encode(),
+        HEIGHT_KEY: height,
+        WIDTH_KEY: width,
+        CHANNELS_KEY: channels,
+        LABEL_KEY: label,
+        CLASS_TEXT_KEY: class_name.encode("utf-8"),
+        FILENAME_KEY: relpath.encode("utf-8"),
+    })
+    return split, record, (split, label, class_name, f"{height}x{width}x{channels}")
 
 
-def image_to_example(data: bytes, relpath: str, label: int, class_name: str,
-                     max_pixels: int = DEFAULT_MAX_PIXELS) -> tf.train.Example:
-    """Builds the example for one image file, after decoding it fully.
+def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: str,
+                 max_pixels: int = DEFAULT_MAX_PIXELS) -> Encoded:
+    """Decodes one image fully and returns (split, serialized example, fact).
 
     Args:
       data: the file's bytes.
-      relpath: path relative to the dataset root, stored as `image/filename`
-        and used to hash the example into a split.
+      split: the split it goes to.
+      relpath: path relative to the dataset root, stored as `image/filename`.
       label: 0-based class id.
       class_name: the class's name, stored as `image/class/text`.
       max_pixels: images with more pixels are refused.
@@ -115,7 +124,49 @@ def image_to_example(data: bytes, relpath: str, label: int, class_name: str,
       BadImageError: the bytes are not a decodable image, or too large.
     """
     image = decode_fully(data, max_pixels)
-    encoded, fmt = _encoded(image, data)
+    encoded, fmt = stored_encoding(image, data)
     width, height = image.size
-    shape = (height, width, _CHANNELS_BY_MODE.get(image.mode, 3))
-    return make_example(encoded, fmt, shape, relpath, label, class_name)
+    return encoded_example(split, encoded, fmt, (height, width, channels_of(image)),
+                           relpath, label, class_name)
+
+
+class FileJob(NamedTuple):
+    """One image file to encode: its bytes, a local path to read them from, or an error."""
+
+    relpath: str
+    label: int
+    class_name: str
+    split: str
+    data: Optional[bytes] = None
+    error: str = ""
+    path: str = ""
+
+
+def local_file_job(root: str, relpath: str, label: int, split: Optional[str],
+                   classes: List[str], buckets: Sequence[int]) -> FileJob:
+    """The job for a local image file, read by whoever encodes it.
+
+    `split` None means "hash the path into a split" (options.split_index).
+    """
+    return FileJob(relpath, label, classes[label], split or SPLITS[split_index(relpath, buckets)],
+                   path=os.path.join(root, relpath))
+
+
+def _job_bytes(job: FileJob) -> bytes:
+    """The job's bytes; raises OSError if its file cannot be read."""
+    if job.data is not None:
+        return job.data
+    if job.error:
+        raise OSError(job.error)
+    with open(job.path, "rb") as f:
+        return f.read()
+
+
+def encode_files(jobs: Iterable[FileJob], max_pixels: int) -> Iterator[Encoded]:
+    """Decodes and encodes files, in order; a bad file becomes a skipped record."""
+    for job in jobs:
+        try:
+            yield encode_image(_job_bytes(job), job.split, job.relpath, job.label,
+                               job.class_name, max_pixels)
+        except (BadImageError, OSError) as e:
+            yield {"path": job.relpath, "reason": str(e)}

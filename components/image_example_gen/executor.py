@@ -1,35 +1,30 @@
-"""TFX adapter: runs `IngestImages` inside TFX's ExampleGen executor machinery.
+"""TFX adapter: runs `IngestImages` in a TFX Beam executor and records the output splits.
 
-TFX's base executor supplies the Beam pipeline (with `beam_pipeline_args`),
-writes each split as gzipped TFRecords and sets the artifact's split names;
-this class lists the dataset, plugs in our PTransform and checks its report.
+It replaces ExampleGen's base Do(), whose WriteSplit reshuffles every
+record through Beam; `IngestImages` writes the gzipped TFRecord files itself
+(see shard_writer.py), and this class sets the artifact properties that
+BaseExampleGenExecutor would: split names, payload and file format.
 """
 from typing import Any, Dict, List
 
 from tfx import types
-from tfx.components.example_gen import base_example_gen_executor
+from tfx.components.example_gen import write_split
+from tfx.components.util import examples_utils
+from tfx.dsl.components.base import base_beam_executor
+from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
 from components.image_example_gen.formats import list_dataset
-from components.image_example_gen.ingest import IngestImages, finish_ingest
+from components.image_example_gen.ingest import SPLITS, IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.parallel import local_processes
 
 # The component's exec property with the reader options (JSON).
 OPTIONS_KEY = "ingest_options"
 
-# Private exec-property keys, set in Do() for GenerateExamplesByBeam(); TFX
-# itself passes `_beam_pipeline_args` the same way.
-_LISTING = "_imagepipe_listing"
-_REPORT_DIR = "_imagepipe_report_dir"
-_OPTIONS = "_imagepipe_options"
 
-
-class Executor(base_example_gen_executor.BaseExampleGenExecutor):
+class Executor(base_beam_executor.BaseBeamExecutor):
     """Ingests an image dataset into train/eval TFRecords of tf.Example."""
-
-    def GetInputSourceToExamplePTransform(self):  # noqa: N802 (TFX API)
-        """Unused: GenerateExamplesByBeam is overridden, since labels span splits."""
-        raise NotImplementedError
 
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
            output_dict: Dict[str, List[types.Artifact]],
@@ -38,16 +33,15 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         examples = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.EXAMPLES_KEY])
         options = IngestOptions.from_json(exec_properties.get(OPTIONS_KEY))
-        listing = list_dataset(exec_properties[standard_component_specs.INPUT_BASE_KEY], options)
-        props = dict(exec_properties, **{_LISTING: listing, _OPTIONS: options,
-                                        _REPORT_DIR: examples.uri})
-        super().Do(input_dict, output_dict, props)
+        root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+        listing = list_dataset(root, options)
+        examples.split_names = artifact_utils.encode_split_names(list(SPLITS))
+        split_dirs = {s: artifact_utils.get_split_uri([examples], s) for s in SPLITS}
+        with self._make_beam_pipeline() as pipeline:
+            _ = pipeline | "IngestImages" >> IngestImages(
+                root=root, listing=listing, options=options, split_dirs=split_dirs,
+                report_dir=examples.uri, processes=local_processes(self._beam_pipeline_args))
         finish_ingest(examples.uri, options.strict)
-
-    def GenerateExamplesByBeam(self, pipeline, exec_properties: Dict[str, Any]):  # noqa: N802
-        """Returns {split name: PCollection of serialized tf.Example}."""
-        return pipeline | "IngestImages" >> IngestImages(
-            root=exec_properties[standard_component_specs.INPUT_BASE_KEY],
-            listing=exec_properties[_LISTING],
-            options=exec_properties[_OPTIONS],
-            report_dir=exec_properties[_REPORT_DIR])
+        examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
+        examples_utils.set_file_format(
+            examples, write_split.to_file_format_str(example_gen_pb2.FORMAT_TFRECORDS_GZIP))

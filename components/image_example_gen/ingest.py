@@ -1,87 +1,102 @@
-"""The Beam part of ingestion: read, validate, encode, split, and report.
+"""The Beam part of ingestion: read, validate, encode, split, write, and report.
 
 Runs unchanged on DirectRunner and on distributed runners: workers read files
-through tf.io.gfile (local, gs://, ...) and the report is written by a worker.
-Each listed unit (an image file, a chunk of an array file, a TFRecord file)
-is read by one worker and yields (split, example) pairs or skipped records.
+through tf.io.gfile and write through Beam's FileSystems (local, gs://, ...),
+and the report is written by a worker. The listing is cut into shards; each
+is read, encoded and written by one worker, as one file per split.
 """
-import bisect
 import collections
 import dataclasses
-import hashlib
 import json
 import os
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
 from apache_beam.transforms.window import GlobalWindows
 
-from components.image_example_gen import encode
-from components.image_example_gen.folder_tree import Listing
-from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers import read_unit
+from components.image_example_gen import encode, parallel, shards
+from components.image_example_gen.folder_tree import ImageFile, Listing
+from components.image_example_gen.options import SPLITS, IngestOptions, split_index  # noqa: F401
+from components.image_example_gen.readers import read_file_job, read_unit
+from components.image_example_gen.shard_writer import is_local, shard_name, write_shard
 
 REPORT_FILE = "ingest_report.json"
 LABELS_FILE = "labels.txt"
-SPLITS = ("train", "eval")
 _SKIPPED = "skipped"
 _FACTS = "facts"
 
 
-def split_index(relpath: str, buckets: Sequence[int]) -> int:
-    """Which split a file goes to, from a hash of its relative path alone.
+class _IngestShard(beam.DoFn):
+    """Encodes one shard and writes its files; emits (fact, count) pairs and skipped records.
 
-    `buckets` are cumulative hash-bucket counts, e.g. [80, 100] for 80/20.
-    The same path lands in the same split on every run, machine and listing
-    order; adding files never moves existing ones between splits.
-    """
-    bucket = int(hashlib.sha256(relpath.encode("utf-8")).hexdigest(), 16) % buckets[-1]
-    return bisect.bisect(buckets, bucket)
-
-
-class _ReadUnit(beam.DoFn):
-    """Reads one unit; emits serialized examples tagged by split, skipped records, facts.
-
-    Splitting, serializing and counting happen here rather than in further
+    Splitting, serializing and writing happen here rather than in further
     Beam stages: on DirectRunner each stage costs per element about as much
-    as encoding a small image does.
+    as encoding a small image does. With a pool (local files, see
+    parallel.local_processes), shards of image files go to worker processes
+    as they arrive, and their results are emitted when the bundle finishes.
     """
 
-    def __init__(self, root: str, classes: Optional[List[str]], options: IngestOptions):
+    def __init__(self, root: str, classes: Optional[List[str]], options: IngestOptions,
+                 split_dirs: Dict[str, str], processes: int):
         self._root, self._classes, self._options = root, classes, options
-        self._facts = collections.Counter()
+        self._split_dirs, self._processes = split_dirs, processes
+        self._pool, self._pending = None, []
+
+    def setup(self):
+        local = is_local(self._root) and all(is_local(d) for d in self._split_dirs.values())
+        if self._processes > 1 and local:
+            self._pool = parallel.EncoderPool(self._processes)
+
+    def teardown(self):
+        if self._pool is not None:
+            self._pool.close()
 
     def start_bundle(self):
-        self._facts = collections.Counter()
+        self._pending = []
 
-    def process(self, unit):
-        for item in read_unit(unit, self._root, self._classes, self._options):
-            if isinstance(item, dict):
-                yield beam.pvalue.TaggedOutput(_SKIPPED, item)
-                continue
-            split, example = item
-            if split is None:
-                name = example.features.feature[encode.FILENAME_KEY].bytes_list.value[0]
-                split = SPLITS[split_index(name.decode("utf-8"), self._options.buckets)]
-            self._facts[_fact(split, example)] += 1
-            yield beam.pvalue.TaggedOutput(split, example.SerializeToString(deterministic=True))
+    def process(self, line: str):
+        image_rows = shards.image_file_rows(line) if self._pool is not None else None
+        if image_rows is not None:  # to a worker, untouched: no per-file work here
+            index, count, files = image_rows
+            self._pending.append(self._pool.submit(self._context(), shard_name(index, count),
+                                                   files))
+            return
+        index, count, units = shards.parse_shard(line)
+        if isinstance(units[0], ImageFile):
+            jobs = [read_file_job(u, self._root, self._classes, self._options) for u in units]
+            items = encode.encode_files(jobs, self._options.max_pixels)
+        else:
+            items = self._read_units(units)
+        yield from _outputs(*write_shard(items, self._split_dirs, shard_name(index, count)))
 
     def finish_bundle(self):
-        for fact, count in self._facts.items():
-            yield beam.pvalue.TaggedOutput(_FACTS, GlobalWindows.windowed_value((fact, count)))
+        for future in self._pending:
+            for output in _outputs(*future.result()):
+                if isinstance(output, beam.pvalue.TaggedOutput):
+                    yield beam.pvalue.TaggedOutput(
+                        output.tag, GlobalWindows.windowed_value(output.value))
+                else:
+                    yield GlobalWindows.windowed_value(output)
+        self._pending = []
+
+    def _context(self) -> dict:
+        """What every shard request shares (see encode_worker.shard_request)."""
+        return {"root": self._root, "classes": self._classes, "buckets": self._options.buckets,
+                "max_pixels": self._options.max_pixels, "split_dirs": self._split_dirs}
+
+    def _read_units(self, units: list) -> Iterator[encode.Encoded]:
+        for unit in units:
+            yield from read_unit(unit, self._root, self._classes, self._options, self._split_of)
+
+    def _split_of(self, relpath: str) -> str:
+        return SPLITS[split_index(relpath, self._options.buckets)]
 
 
-def _feature_int(example: tf.train.Example, key: str) -> int:
-    return example.features.feature[key].int64_list.value[0]
-
-
-def _fact(split: str, example: tf.train.Example) -> Tuple[str, int, str, str]:
-    """(split, label, class text, HxWxC) of one written example."""
-    text = example.features.feature[encode.CLASS_TEXT_KEY].bytes_list.value[0].decode("utf-8")
-    shape = "x".join(str(_feature_int(example, k)) for k in
-                     (encode.HEIGHT_KEY, encode.WIDTH_KEY, encode.CHANNELS_KEY))
-    return split, _feature_int(example, encode.LABEL_KEY), text, shape
+def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict]) -> Iterator:
+    yield from facts.items()
+    for record in skipped:
+        yield beam.pvalue.TaggedOutput(_SKIPPED, record)
 
 
 def _classes_from_facts(facts) -> List[str]:
@@ -113,10 +128,12 @@ def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, st
     }
 
 
-def _write_report(facts, skipped, listing, out_dir):
+def _write_report(facts, skipped, listing, out_dir, manifest):
+    """The last step: every shard is written, so the manifest can go."""
     report = build_report(listing, facts, skipped)
     with tf.io.gfile.GFile(os.path.join(out_dir, REPORT_FILE), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
+    tf.io.gfile.remove(manifest)
 
 
 def read_report(report_dir: str) -> dict:
@@ -150,20 +167,28 @@ def finish_ingest(report_dir: str, strict: bool) -> dict:
 
 @beam.ptransform_fn
 def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: N802 (Beam style)
-                 options: IngestOptions, report_dir: str) -> Dict[str, beam.PCollection]:
-    """Ingests `listing` into one PCollection of serialized tf.Examples per split.
+                 options: IngestOptions, split_dirs: Dict[str, str], report_dir: str,
+                 processes: int = 1) -> beam.PCollection:
+    """Ingests `listing` into gzipped TFRecords of tf.Example, in `split_dirs[split]`.
 
-    As a side effect, writes `report_dir/ingest_report.json`.
+    Also writes `report_dir/ingest_report.json`. `processes` > 1 encodes
+    images on that many local processes (see parallel.local_processes).
     """
+    manifest = os.path.join(report_dir, shards.MANIFEST_FILE)
+    tf.io.gfile.makedirs(report_dir)
+    shards.write_manifest(manifest, shards.plan_shards(listing.files))
     read = (pipeline
-            | "ListUnits" >> beam.Create(listing.files, reshuffle=True)
-            | "ReadAndEncode" >> beam.ParDo(_ReadUnit(root, listing.classes, options))
-            .with_outputs(_SKIPPED, _FACTS, *SPLITS, main="unused"))
-    _ = (read[_FACTS]
+            | "Start" >> beam.Impulse()
+            | "ReadManifest" >> beam.FlatMap(lambda _: shards.manifest_lines(manifest))
+            | "Spread" >> beam.Reshuffle()
+            | "EncodeAndWrite" >> beam.ParDo(_IngestShard(
+                root, listing.classes, options, split_dirs, processes))
+            .with_outputs(_SKIPPED, main=_FACTS))
+    return (read[_FACTS]
          | "CountFacts" >> beam.CombinePerKey(sum)
          | "FactList" >> beam.combiners.ToList()
          | "WriteReport" >> beam.Map(
              _write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
              # Without its file list: Beam pickles this closure, several times.
-             listing=dataclasses.replace(listing, files=[]), out_dir=report_dir))
-    return {name: read[name] for name in SPLITS}
+             listing=dataclasses.replace(listing, files=[]), out_dir=report_dir,
+         manifest=manifest))

@@ -1,7 +1,15 @@
-"""IngestOptions: how to read a dataset; travels to the executor as one JSON exec property."""
+"""IngestOptions: how to read a dataset; travels to the executor as one JSON exec property.
+
+Also the split rule, which encoding workers apply too, so this module imports
+nothing heavy.
+"""
+import bisect
 import dataclasses
+import hashlib
 import json
-from typing import Optional
+from typing import Optional, Sequence
+
+SPLITS = ("train", "eval")
 
 FORMATS = ("auto", "folder", "idx", "npz", "tfrecord")
 # Over this, an image is refused before decoding (decompression bombs).
@@ -40,3 +48,14 @@ class IngestOptions:
     def from_json(cls, text: Optional[str]) -> "IngestOptions":
         """The inverse of to_json; None gives the defaults."""
         return cls(**json.loads(text)) if text else cls()
+
+
+def split_index(relpath: str, buckets: Sequence[int]) -> int:
+    """Which split a file goes to, from a hash of its relative path alone.
+
+    `buckets` are cumulative hash-bucket counts, e.g. [80, 100] for 80/20.
+    The same path lands in the same split on every run, machine and listing
+    order; adding files never moves existing ones between splits.
+    """
+    bucket = int(hashlib.sha256(relpath.encode("utf-8")).hexdigest(), 16) % buckets[-1]
+    return bisect.bisect(buckets, bucket)

@@ -1,10 +1,11 @@
-"""read_unit: turn one listed unit into (split, tf.Example) pairs or skipped records.
+"""Reading listed units on Beam workers.
 
-Runs on Beam workers. A skipped record is {"path", "reason"}; a split of
-None means "hash the example's filename into a split".
+read_file_job prepares an image file for encode.encode_files; read_unit turns
+an array chunk or a TFRecord file into encoded examples or skipped records
+({"path", "reason"}).
 """
 import os
-from typing import Iterator, List, Optional, Union
+from typing import Callable, Iterator, List, Optional
 
 import tensorflow as tf
 
@@ -14,24 +15,29 @@ from components.image_example_gen.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.tfrecords import RecordFile, iter_records
 
-Item = Union[dict, tuple]
+SplitOf = Callable[[str], str]
 
 
-def _read_image_file(unit: ImageFile, root: str, classes: List[str],
-                     options: IngestOptions) -> Iterator[Item]:
+def read_file_job(unit: ImageFile, root: str, classes: List[str],
+                  options: IngestOptions) -> encode.FileJob:
+    """What encode.encode_files needs to encode one image file.
+
+    A local file is read by whoever encodes it; a remote one (gs://...) is
+    read here, through tf.io.gfile, since encoders do not import TensorFlow.
+    """
+    job = encode.local_file_job(root, unit.relpath, unit.label, unit.split, classes,
+                                options.buckets)
+    if "://" not in job.path:
+        return job
     try:
-        with tf.io.gfile.GFile(os.path.join(root, unit.relpath), "rb") as f:
-            data = f.read()
-        example = encode.image_to_example(data, unit.relpath, unit.label,
-                                          classes[unit.label], options.max_pixels)
-    except (encode.BadImageError, OSError, tf.errors.OpError) as e:
-        yield {"path": unit.relpath, "reason": str(e)}
-        return
-    yield unit.split, example
+        with tf.io.gfile.GFile(job.path, "rb") as f:
+            return job._replace(data=f.read(), path="")
+    except (OSError, tf.errors.OpError) as e:
+        return job._replace(error=str(e), path="")
 
 
 def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
-                      options: IngestOptions) -> Iterator[Item]:
+                      options: IngestOptions, split_of: SplitOf) -> Iterator[encode.Encoded]:
     """Arrays were validated at listing (dtype, shape, counts): encode, no decode."""
     images, labels, name = read_chunk(chunk, root)
     height, width = images.shape[1:3]
@@ -40,13 +46,13 @@ def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
         raise DatasetError(f"{name}: {height}x{width} images are over the limit of "
                            f"{options.max_pixels} pixels (--max-pixels)")
     for offset, (pixels, label) in enumerate(zip(images, labels)):
-        yield chunk.split, encode.make_example(
-            encode_png(pixels), "png", shape, f"{name}#{chunk.start + offset}", int(label),
-            classes[int(label)])
+        relpath = f"{name}#{chunk.start + offset}"
+        yield encode.encoded_example(chunk.split or split_of(relpath), encode_png(pixels),
+                                     "png", shape, relpath, int(label), classes[int(label)])
 
 
-def _record_to_item(record: bytes, name: str,
-                    options: IngestOptions) -> Union[dict, tf.train.Example]:
+def _record_to_item(record: bytes, name: str, split: str,
+                    options: IngestOptions) -> encode.Encoded:
     """Our example from one foreign record, or a skipped record saying why."""
     feature = tf.train.Example.FromString(record).features.feature
     image, label = feature.get(options.image_key), feature.get(options.label_key)
@@ -58,32 +64,34 @@ def _record_to_item(record: bytes, name: str,
     class_name = text.bytes_list.value[0].decode("utf-8") if text is not None and \
         text.bytes_list.value else str(label_id)
     try:
-        return encode.image_to_example(image.bytes_list.value[0], name, label_id,
-                                       class_name, options.max_pixels)
+        return encode.encode_image(image.bytes_list.value[0], split, name, label_id,
+                                   class_name, options.max_pixels)
     except encode.BadImageError as e:
         return {"path": name, "reason": str(e)}
 
 
-def _read_record_file(unit: RecordFile, root: str, options: IngestOptions) -> Iterator[Item]:
+def _read_record_file(unit: RecordFile, root: str, options: IngestOptions,
+                      split_of: SplitOf) -> Iterator[encode.Encoded]:
     path = os.path.join(root, unit.path) if unit.path else root
     name = unit.path or os.path.basename(root)
     count = 0  # records read so far; the next one is the first unreadable
     try:
         for record in iter_records(path):
-            item = _record_to_item(record, f"{name}#{count}", options)
+            relpath = f"{name}#{count}"
+            yield _record_to_item(record, relpath, unit.split or split_of(relpath), options)
             count += 1
-            yield item if isinstance(item, dict) else (unit.split, item)
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
         yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {e.message}"}
 
 
-def read_unit(unit, root: str, classes: Optional[List[str]],
-              options: IngestOptions) -> Iterator[Item]:
-    """Dispatches on the unit's type; see the module docstring for what it yields."""
-    if isinstance(unit, ImageFile):
-        return _read_image_file(unit, root, classes, options)
+def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,
+              split_of: SplitOf) -> Iterator[encode.Encoded]:
+    """Encoded examples and skipped records of an array chunk or a TFRecord file.
+
+    `split_of(relpath)` decides the split of an example whose unit has none.
+    """
     if isinstance(unit, ArrayChunk):
-        return _read_array_chunk(unit, root, classes, options)
+        return _read_array_chunk(unit, root, classes, options, split_of)
     if isinstance(unit, RecordFile):
-        return _read_record_file(unit, root, options)
+        return _read_record_file(unit, root, options, split_of)
     raise TypeError(f"unknown unit type {type(unit).__name__}")

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from PIL import Image
 
 from components.image_example_gen import arrays
@@ -116,8 +117,10 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
                 y_train=np.array([0, 1, 0]))
     listing = arrays.list_npz(path)
-    (split, example), *_ = read_unit(listing.files[0], path, listing.classes, IngestOptions())
-    feature = example.features.feature
+    (split, record, fact), *_ = read_unit(listing.files[0], path, listing.classes,
+                                          IngestOptions(), lambda relpath: "hashed")
+    assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3"))
+    feature = tf.train.Example.FromString(record).features.feature
     assert [feature[k].int64_list.value[0] for k in
             ("image/height", "image/width", "image/channels")] == [5, 7, 3]
     assert feature["image/filename"].bytes_list.value[0] == b"d.npz:x_train#0"
@@ -130,4 +133,5 @@ def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
                 y_train=np.array([0, 1]))
     listing = arrays.list_npz(path)
     with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
-        list(read_unit(listing.files[0], path, listing.classes, IngestOptions(max_pixels=100)))
+        list(read_unit(listing.files[0], path, listing.classes, IngestOptions(max_pixels=100),
+                       lambda relpath: "hashed"))

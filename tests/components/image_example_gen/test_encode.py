@@ -1,15 +1,16 @@
-"""image_to_example: full decode, lossless storage, recorded metadata."""
+"""encode_image: full decode, lossless storage, recorded metadata."""
 import io
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from PIL import Image
 
 from components.image_example_gen import encode
 
 
-def _features(example):
-    f = example.features.feature
+def _features(encoded):
+    f = tf.train.Example.FromString(encoded[1]).features.feature
     return {k: (v.bytes_list.value[0] if v.HasField("bytes_list") else v.int64_list.value[0])
             for k, v in f.items()}
 
@@ -17,7 +18,7 @@ def _features(example):
 @pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.jpg", "JPEG")])
 def test_png_and_jpeg_bytes_are_kept_as_they_are(tmp_path, make_image, name, fmt):
     data = make_image(tmp_path / name, size=(6, 4), fmt=fmt).read_bytes()
-    got = _features(encode.image_to_example(data, "c/" + name, 2, "c"))
+    got = _features(encode.encode_image(data, "train", "c/" + name, 2, "c"))
     assert got[encode.IMAGE_KEY] == data
     assert got[encode.FORMAT_KEY] == fmt.lower().replace("jpeg", "jpeg").encode()
     assert (got[encode.HEIGHT_KEY], got[encode.WIDTH_KEY]) == (4, 6)
@@ -28,7 +29,7 @@ def test_png_and_jpeg_bytes_are_kept_as_they_are(tmp_path, make_image, name, fmt
 @pytest.mark.parametrize("fmt", ["BMP", "GIF"])
 def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt):
     path = make_image(tmp_path / f"a.{fmt.lower()}", mode="L", fmt=fmt)
-    got = _features(encode.image_to_example(path.read_bytes(), "c/a", 0, "c"))
+    got = _features(encode.encode_image(path.read_bytes(), "train", "c/a", 0, "c"))
     assert got[encode.FORMAT_KEY] == b"png"
     stored = np.asarray(Image.open(io.BytesIO(got[encode.IMAGE_KEY])).convert("L"))
     np.testing.assert_array_equal(stored, np.asarray(Image.open(path).convert("L")))
@@ -39,7 +40,8 @@ def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt
     ("P", "PNG", 3), ("I;16", "PNG", 1)])
 def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
     data = make_image(tmp_path / "a", mode=mode, fmt=fmt).read_bytes()
-    assert _features(encode.image_to_example(data, "a", 0, "c"))[encode.CHANNELS_KEY] == channels
+    got = _features(encode.encode_image(data, "train", "a", 0, "c"))
+    assert got[encode.CHANNELS_KEY] == channels
 
 
 @pytest.mark.parametrize("data, reason", [
@@ -48,13 +50,13 @@ def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
 ])
 def test_undecodable_bytes_raise_with_reason(data, reason):
     with pytest.raises(encode.BadImageError, match=reason):
-        encode.image_to_example(data, "a", 0, "c")
+        encode.encode_image(data, "train", "a", 0, "c")
 
 
 def test_truncated_jpeg_is_rejected(tmp_path, make_image):
     data = make_image(tmp_path / "a.jpg", size=(64, 64), fmt="JPEG").read_bytes()
     with pytest.raises(encode.BadImageError):
-        encode.image_to_example(data[: len(data) // 2], "a", 0, "c")
+        encode.encode_image(data[: len(data) // 2], "train", "a", 0, "c")
 
 
 def _bomb_png(width, height):
@@ -74,11 +76,11 @@ def _bomb_png(width, height):
 @pytest.mark.parametrize("side", [12_000, 100_000])  # under and over PIL's own limit
 def test_decompression_bomb_is_refused_from_its_header(side):
     with pytest.raises(encode.BadImageError, match="too large"):
-        encode.image_to_example(_bomb_png(side, side), "a", 0, "c")
+        encode.encode_image(_bomb_png(side, side), "train", "a", 0, "c")
 
 
 def test_pixel_limit_is_configurable(tmp_path, make_image):
     data = make_image(tmp_path / "a.png", size=(10, 10)).read_bytes()
-    encode.image_to_example(data, "a", 0, "c", max_pixels=100)
+    encode.encode_image(data, "train", "a", 0, "c", max_pixels=100)
     with pytest.raises(encode.BadImageError, match="over the limit of 99"):
-        encode.image_to_example(data, "a", 0, "c", max_pixels=99)
+        encode.encode_image(data, "train", "a", 0, "c", max_pixels=99)

@@ -10,6 +10,14 @@ from components.image_example_gen.tfrecords import RecordFile, list_tfrecord
 FOREIGN = IngestOptions(image_key="img", label_key="lbl")
 
 
+def _hash(relpath):
+    return "hashed"
+
+
+def _read(unit, root):
+    return list(read_unit(unit, root, None, FOREIGN, _hash))
+
+
 def _example(image: bytes, label: int) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature={
         "img": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image])),
@@ -37,11 +45,12 @@ def test_foreign_keys_are_read_into_our_examples(tmp_path, pngs, gzip):
     write_records(tmp_path / "in" / "part-0.tfrecord", pngs, gzip)
     listing = list_tfrecord(str(tmp_path / "in"), FOREIGN)
     assert listing.classes is None and listing.format == "tfrecord"
-    items = list(read_unit(listing.files[0], str(tmp_path / "in"), None, FOREIGN))
+    items = _read(listing.files[0], str(tmp_path / "in"))
     assert len(items) == 6
-    split, example = items[4]
-    feature = example.features.feature
-    assert split is None
+    split, record, fact = items[4]
+    feature = tf.train.Example.FromString(record).features.feature
+    assert split == "hashed"
+    assert fact == ("hashed", 1, "1", "8x8x3")
     assert feature["image/encoded"].bytes_list.value[0] == pngs[4]
     assert feature["image/class/label"].int64_list.value[0] == 1
     assert feature["image/filename"].bytes_list.value[0] == b"part-0.tfrecord#4"
@@ -59,7 +68,7 @@ def test_truncated_file_keeps_whole_records_and_reports_the_rest(tmp_path, pngs)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - 40])  # cut inside the last record
     listing = list_tfrecord(str(path), FOREIGN)
-    items = list(read_unit(listing.files[0], str(path), None, FOREIGN))
+    items = _read(listing.files[0], str(path))
     assert len([i for i in items if isinstance(i, tuple)]) == 5
     assert items[-1]["path"] == "x.tfrecord#5+"
     assert "unreadable TFRecord" in items[-1]["reason"]
@@ -81,13 +90,13 @@ def test_split_folders_of_record_files_keep_their_splits(tmp_path, pngs):
         ("train/data-00000-of-00001.tfrecord.gz", "train"),
         ("eval/data-00000-of-00001.tfrecord.gz", "eval")]
     splits = {item[0] for u in listing.files
-              for item in read_unit(u, str(tmp_path), None, FOREIGN)}
+              for item in _read(u, str(tmp_path))}
     assert splits == {"train", "eval"}
 
 
 def test_a_file_cut_inside_its_first_record_reports_record_zero(tmp_path, pngs):
     path = write_records(tmp_path / "x.tfrecord", pngs[:1])
     path.write_bytes(path.read_bytes()[:30])  # header intact, data cut
-    items = list(read_unit(RecordFile(""), str(path), None, FOREIGN))
+    items = _read(RecordFile(""), str(path))
     assert items == [{"path": "x.tfrecord#0+", "reason": items[0]["reason"]}]
     assert "unreadable TFRecord" in items[0]["reason"]

@@ -1,0 +1,62 @@
+"""An image-encoding worker process: encodes and writes whole shards of local files.
+
+    python -m components.image_example_gen.encode_worker
+
+It reads one JSON request per line on stdin and answers each with one JSON
+line on stdout (JSON escapes newlines, so a line is always one message):
+
+    request: {"root": dataset root, "classes": [names], "buckets": split buckets,
+              "max_pixels": int, "split_dirs": {split: dir}, "name": file name,
+              "files": [[relpath, label, split or null], ...]}
+    reply:   {"facts": [[split, label, class text, shape, count], ...],
+              "skipped": [{"path", "reason"}, ...]}
+             or {"error": message} if the shard could not be written.
+
+JSON, not pickle: file and class names come from the dataset, and nothing
+data-derived is ever unpickled.
+"""
+import json
+import os
+import sys
+from typing import List
+
+from components.image_example_gen.encode import encode_files, local_file_job
+from components.image_example_gen.shard_writer import write_shard
+
+
+def shard_request(context: dict, name: str, files: List[list]) -> str:
+    """The request line for one shard of local image files.
+
+    `context` holds what every shard shares: root, classes, buckets,
+    max_pixels, split_dirs. `files` are [relpath, label, split or None].
+    """
+    return json.dumps({**context, "name": name, "files": files}) + "\n"
+
+
+def answer(line: str) -> str:
+    """Encodes and writes the shard a request line describes; returns the reply line."""
+    request = json.loads(line)
+    jobs = (local_file_job(request["root"], relpath, label, split, request["classes"],
+                           request["buckets"]) for relpath, label, split in request["files"])
+    try:
+        facts, skipped = write_shard(encode_files(jobs, request["max_pixels"]),
+                                     request["split_dirs"], request["name"])
+    except OSError as e:  # the output cannot be written: the shard fails, loudly
+        return json.dumps({"error": f"{request['name']}: {e}"}) + "\n"
+    return json.dumps({"facts": [[*fact, count] for fact, count in facts.items()],
+                       "skipped": skipped}) + "\n"
+
+
+def main() -> int:
+    """Answers requests until stdin closes."""
+    # Replies get their own copy of fd 1; anything a library prints goes to stderr.
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        replies.write(answer(line))
+        replies.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

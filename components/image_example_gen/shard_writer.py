@@ -1,0 +1,127 @@
+"""Write one shard's examples as gzipped TFRecord files, one per split.
+
+Ingestion writes its own files instead of handing every example to Beam's
+WriteToTFRecord: on DirectRunner, moving 20,000 small examples through more
+Beam stages (TFX's WriteSplit adds a Reshuffle of every record) cost more
+than encoding them did. Each file is written under a temporary name and
+renamed once the whole shard is written, so a failed or retried shard never
+leaves a partial file under a final name. Local files are written with the
+standard library, so encoding workers need not import Beam (3 s); other
+paths (gs://, ...) go through Beam's FileSystems.
+"""
+import collections
+import gzip
+import os
+import struct
+import uuid
+from typing import Dict, Iterable, List, Tuple
+
+import google_crc32c
+
+from components.image_example_gen.encode import Encoded, Fact
+
+
+def _masked_crc(data: bytes) -> int:
+    """TFRecord's masked CRC-32C (tensorflow/core/lib/hash/crc32c.h: Mask)."""
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def frame(record: bytes) -> bytes:
+    """One TFRecord: length, masked CRC of the length, the data, masked CRC of the data."""
+    length = struct.pack("<Q", len(record))
+    return b"".join((length, struct.pack("<I", _masked_crc(length)), record,
+                     struct.pack("<I", _masked_crc(record))))
+
+
+def shard_name(index: int, count: int) -> str:
+    """File name of shard `index` of `count`; `.gz` tells TFX's readers it is gzipped."""
+    return f"data-{index:05d}-of-{count:05d}.tfrecord.gz"
+
+
+def is_local(path: str) -> bool:
+    """True for paths the standard library can write (no gs://, s3://, ...)."""
+    return "://" not in path
+
+
+class _LocalGzip:
+    """A gzip file with no name and no time in its header, closing its raw file too.
+
+    No name (it would be the temporary one) and no time: the same examples
+    give byte-identical files. Level 1: image bytes are compressed already;
+    level 6 saved 0.06% of the size of JPEG records here and took 12% longer.
+    """
+
+    def __init__(self, path: str):
+        self._raw = open(path, "wb")
+        self._gzip = gzip.GzipFile(filename="", mode="wb", compresslevel=1, fileobj=self._raw,
+                                   mtime=0)
+        self.write = self._gzip.write
+
+    def close(self) -> None:
+        self._gzip.close()
+        self._raw.close()
+
+
+class _Files:
+    """create/commit/discard on local paths or, for others, Beam's FileSystems."""
+
+    def __init__(self, local: bool):
+        self.local = local
+        if not local:  # imported here: encoding workers only ever write local files
+            from apache_beam.io.filesystem import CompressionTypes
+            from apache_beam.io.filesystems import FileSystems
+            self._fs, self._gzip = FileSystems, CompressionTypes.GZIP
+
+    def create(self, path: str):
+        if self.local:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return _LocalGzip(path)
+        return self._fs.create(path, compression_type=self._gzip)
+
+    def commit(self, temps: List[str], finals: List[str]) -> None:
+        if self.local:
+            for temp, final in zip(temps, finals):
+                os.replace(temp, final)
+        elif temps:
+            self._fs.rename(temps, finals)
+
+    def discard(self, temps: List[str]) -> None:
+        if self.local:
+            for temp in temps:
+                os.remove(temp)
+        elif temps:
+            self._fs.delete(temps)
+
+
+def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],
+                name: str) -> Tuple[Dict[Fact, int], List[dict]]:
+    """Writes every encoded example to `<split_dirs[split]>/<name>`; returns (facts, skipped).
+
+    `facts` counts examples by (split, label, class text, shape); `skipped`
+    lists the skipped records. A split with no example gets no file. The
+    files appear under their final names only if every item was written.
+    """
+    files = _Files(all(is_local(d) for d in split_dirs.values()))
+    facts, skipped, open_files = collections.Counter(), [], {}
+    try:
+        for item in items:
+            if isinstance(item, dict):
+                skipped.append(item)
+                continue
+            split, record, fact = item
+            if split not in open_files:
+                temp = os.path.join(split_dirs[split], f".{name}.{uuid.uuid4().hex}.tmp")
+                open_files[split] = (files.create(temp), temp)
+            open_files[split][0].write(frame(record))
+            facts[fact] += 1
+    except BaseException:
+        for file, _ in open_files.values():
+            file.close()
+        files.discard([temp for _, temp in open_files.values()])
+        raise
+    for file, _ in open_files.values():
+        file.close()
+    files.commit([temp for _, temp in open_files.values()],
+                 [os.path.join(split_dirs[split], name) for split in open_files])
+    return dict(facts), skipped

@@ -1,0 +1,88 @@
+"""Shards: the unit of Beam work, and a manifest file that carries them to the workers.
+
+Why a manifest: `beam.Create(shards)` puts the whole listing inside the
+pipeline, which Beam pickles and bz2-compresses about ten times while it
+builds and runs it; for 20,000 files that cost 3 s, a third of the
+ingestion. The manifest is JSON lines (no pickle: file names are the
+dataset's), written once beside the output and read by the first stage.
+"""
+import dataclasses
+import hashlib
+import json
+from typing import Iterator, List, Optional, Tuple
+
+import tensorflow as tf
+
+from components.image_example_gen.arrays import ArrayChunk
+from components.image_example_gen.folder_tree import ImageFile
+from components.image_example_gen.tfrecords import RecordFile
+
+# Image files per shard: one Beam element, and one output file per split.
+SHARD_FILES = 512
+MANIFEST_FILE = ".ingest_manifest.jsonl"
+_UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile)}
+
+Shard = Tuple[int, int, list]  # (index, count, units)
+
+
+def plan_shards(units: list) -> List[Shard]:
+    """Groups listed units into shards: (index, count, units).
+
+    A shard of image files is SHARD_FILES files, taken in the order of a hash
+    of their paths, so every shard (and every output file) mixes the classes,
+    as the shuffle in TFX's WriteSplit did, and the Trainer's shuffle buffer
+    need not span a class. Array chunks and record files are a shard each.
+    """
+    if units and isinstance(units[0], ImageFile):
+        units = sorted(units, key=lambda u: hashlib.sha256(u.relpath.encode("utf-8")).digest())
+        groups = [units[i:i + SHARD_FILES] for i in range(0, len(units), SHARD_FILES)]
+    else:
+        groups = [[unit] for unit in units]
+    return [(index, len(groups), group) for index, group in enumerate(groups)]
+
+
+def _unit_to_json(unit) -> list:
+    """[type name, field values...]: dataclasses.asdict deep-copies, 20 us a unit."""
+    return [type(unit).__name__, *(getattr(unit, f.name) for f in dataclasses.fields(unit))]
+
+
+def _unit_from_json(row: list):
+    cls, values = _UNIT_TYPES[row[0]], row[1:]
+    if cls is ArrayChunk:  # JSON has no tuples
+        values[-1] = tuple(values[-1])
+    return cls(*values)
+
+
+def write_manifest(path: str, shards: List[Shard]) -> None:
+    """One JSON line per shard."""
+    with tf.io.gfile.GFile(path, "w") as f:
+        for index, count, units in shards:
+            f.write(json.dumps([index, count, [_unit_to_json(u) for u in units]],
+                               ensure_ascii=False) + "\n")
+
+
+def manifest_lines(path: str) -> Iterator[str]:
+    """The manifest's lines, one per shard: Beam moves strings far faster than objects.
+
+    Shards of dataclasses went through Beam's pickle fallback unit by unit,
+    120,000 calls for 20,000 files, before the first shard could start.
+    """
+    with tf.io.gfile.GFile(path) as f:
+        yield from f
+
+
+def parse_shard(line: str) -> Shard:
+    """One shard from its manifest line."""
+    index, count, rows = json.loads(line)
+    return index, count, [_unit_from_json(row) for row in rows]
+
+
+def image_file_rows(line: str) -> Optional[Tuple[int, int, List[list]]]:
+    """(index, count, [[relpath, label, split], ...]) if the shard holds image files, else None.
+
+    Lets image shards go to encoding workers as they are, without building objects.
+    """
+    index, count, rows = json.loads(line)
+    if rows[0][0] != ImageFile.__name__:
+        return None
+    return index, count, [row[1:] for row in rows]

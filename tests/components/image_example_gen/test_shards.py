@@ -1,0 +1,33 @@
+"""Shards: class-mixing order independent of listing order; lossless manifest."""
+import random
+
+from components.image_example_gen import shards
+from components.image_example_gen.arrays import ArrayChunk
+from components.image_example_gen.folder_tree import ImageFile
+from components.image_example_gen.tfrecords import RecordFile
+
+
+def _files(count):
+    return [ImageFile(f"class_{i % 4}/{i:05d}.png", i % 4) for i in range(count)]
+
+
+def test_shards_mix_classes_whatever_the_listing_order(monkeypatch):
+    monkeypatch.setattr(shards, "SHARD_FILES", 100)
+    files = _files(1000)  # listed class by class would put one class per shard
+    shuffled = random.Random(0).sample(files, len(files))
+    plan = shards.plan_shards(sorted(files, key=lambda f: f.label))
+    assert plan == shards.plan_shards(shuffled)
+    assert [(index, count) for index, count, _ in plan] == [(i, 10) for i in range(10)]
+    for _, _, units in plan:
+        assert {u.label for u in units} == {0, 1, 2, 3}
+
+
+def test_manifest_round_trips_every_unit_type(tmp_path):
+    units = [[ImageFile("猫/ä b.png", 1, "eval"), ImageFile("x/y.jpg", 0)],
+             [ArrayChunk("idx", "train-images-idx3-ubyte", "train-images-idx3-ubyte",
+                         "train-labels-idx1-ubyte", 0, 10, "train", (28, 28))],
+             [RecordFile("part-0.tfrecord", None)]]
+    plan = [(i, len(units), group) for i, group in enumerate(units)]
+    path = str(tmp_path / shards.MANIFEST_FILE)
+    shards.write_manifest(path, plan)
+    assert [shards.parse_shard(line) for line in shards.manifest_lines(path)] == plan
