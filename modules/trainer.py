@@ -1,23 +1,28 @@
-"""The Trainer's `run_fn`: train the CNN on transformed images, export for serving.
+"""The Trainer's `run_fn`: train on transformed images under the right strategy, export.
 
 Transform is applied on the fly (Transform runs with materialize=False): the
 Trainer reads the raw examples and maps them through the transform graph, the
 same graph every serving signature embeds. Decoded float images are never
 written to disk, which would cost 4 bytes per pixel-channel.
 """
+import hashlib
+import json
 import os
 from typing import List
 
 import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
+from absl import logging
 from tfx import v1 as tfx
 from tfx_bsl.public import tfxio
 
-from components.image_example_gen.encode import IMAGE_KEY
 from components.image_example_gen.ingest import LABELS_FILE
-from modules.model import build_cnn
+from modules.augment import Augmentation, augment_batch
+from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
+from modules.signatures import serving_signatures
+from modules.strategy import select_strategy
 
 
 def read_labels(file_pattern: str) -> List[str]:
@@ -44,53 +49,79 @@ def epoch_plan(train_steps: int, max_epochs: int = 10):
 
 
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
-                 batch_size: int, shuffle: bool) -> tf.data.Dataset:
-    """(image, label) batches: raw examples mapped through the transform graph."""
+                 global_batch: int, shuffle: bool, seed: int,
+                 augmentation: Augmentation = Augmentation()) -> tf.data.Dataset:
+    """(image, label) batches: raw examples mapped through the transform graph.
+
+    Batches are complete (drop_final_batch) and their shapes static, as TPUs
+    need; augmentation, if any, applies to these (training) batches only.
+    """
     raw = data_accessor.tf_dataset_factory(
         file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, shuffle=shuffle,
-                                       drop_final_batch=True),
+        tfxio.TensorFlowDatasetOptions(batch_size=global_batch, shuffle=shuffle,
+                                       shuffle_seed=seed, drop_final_batch=True),
         tft_output.raw_metadata.schema)
     transform = tft_output.transform_features_layer()
-    return (raw.map(lambda features: transform(features), num_parallel_calls=tf.data.AUTOTUNE)
-            .map(lambda xf: (xf[IMAGE_XF], xf[LABEL_XF]))
-            .prefetch(tf.data.AUTOTUNE))
+    shape = [global_batch, *tft_output.transformed_feature_spec()[IMAGE_XF].shape]
+
+    def to_pair(features):
+        xf = transform(features)
+        images = tf.ensure_shape(xf[IMAGE_XF], shape)
+        return augment_batch(images, augmentation), tf.ensure_shape(xf[LABEL_XF], shape[:1])
+
+    return raw.map(to_pair, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def _serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
-                        labels: List[str]) -> dict:
-    """`serving_default`: serialized tf.Example in; probabilities, class_id, class_name out."""
-    model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
-    image_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
-    names = tf.constant(labels)
+def backup_dir(fn_args: tfx.components.FnArgs) -> str:
+    """Where BackupAndRestore keeps its state: the same for a re-run of the same training.
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
-    def serve_examples(examples):
-        features = tf.io.parse_example(examples, image_spec)
-        probabilities = model(model.tft_layer(features)[IMAGE_XF])
-        class_id = tf.argmax(probabilities, axis=-1)
-        return {"probabilities": probabilities, "class_id": class_id,
-                "class_name": tf.gather(names, class_id)}
-
-    return {"serving_default": serve_examples}
+    TFX gives every execution a new model_run_dir, so a backup there would
+    never be found again. This folder sits beside them, keyed by the inputs
+    and hyperparameters, so a killed training re-run on the same examples
+    and settings resumes; Keras deletes it when training completes.
+    """
+    key = json.dumps([fn_args.train_files, fn_args.eval_files, fn_args.transform_output,
+                      fn_args.train_steps, fn_args.custom_config], sort_keys=True)
+    trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
+    return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
 def run_fn(fn_args: tfx.components.FnArgs) -> None:
-    """TFX Trainer entry point; hyperparameters arrive in `custom_config`."""
+    """TFX Trainer entry point; hyperparameters arrive in `custom_config`.
+
+    See pipeline/config.py (`trainer_config`) for what each one means.
+    """
     config = fn_args.custom_config
-    batch_size = int(config["batch_size"])
+    keras.utils.set_random_seed(int(config["seed"]))
+    plan = select_strategy(config["tpu"], int(config["batch_size"]),
+                           mixed_precision=not config["full_precision"])
+    logging.info("training on %s: %d replica(s), global batch %d, %s", plan.kind,
+                 plan.replicas, plan.global_batch, plan.policy)
     tft_output = tft.TFTransformOutput(fn_args.transform_output)
     labels = read_labels(fn_args.train_files[0])
+    augmentation = Augmentation(int(config["augment_crop"]), bool(config["augment_flip"]),
+                                float(config["augment_color"]))
     train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
-                         batch_size, shuffle=True)
+                         plan.global_batch, True, int(config["seed"]), augmentation)
     evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
-                              batch_size, shuffle=False)
+                              plan.global_batch, False, int(config["seed"]))
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
-    model = build_cnn(image_shape, len(labels), float(config["learning_rate"]))
+    previous_policy = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(plan.policy)
+    try:
+        with plan.strategy.scope():
+            model = compile_model(MODELS[config["model"]](image_shape, len(labels)),
+                                  config["optimizer"], float(config["learning_rate"]),
+                                  int(config["steps_per_execution"]))
+    finally:
+        keras.mixed_precision.set_global_policy(previous_policy)
     epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
-              callbacks=[keras.callbacks.TensorBoard(fn_args.model_run_dir, update_freq=100)],
+              callbacks=[keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
+                         keras.callbacks.TensorBoard(
+                             fn_args.model_run_dir,
+                             update_freq=int(config["tensorboard_update_freq"]))],
               verbose=2)
     model.save(fn_args.serving_model_dir, save_format="tf",
-               signatures=_serving_signatures(model, tft_output, labels))
+               signatures=serving_signatures(model, tft_output, labels))

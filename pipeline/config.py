@@ -13,9 +13,10 @@ from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, In
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
-# In-process Beam: for datasets that fit one machine, starting worker
-# processes (each re-importing TensorFlow) costs more than it saves
-# (bench/ingest: 0.77x the plain loop in process, 0.52x with 2 processes).
+# In-process Beam: for datasets that fit one machine, Beam's worker processes
+# (each re-importing TensorFlow) cost more than they save; ingestion encodes
+# on every core anyway (bench/ingest: 1.60x the plain loop in process, 0.56x
+# with 2 Beam processes).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
 
 
@@ -55,11 +56,31 @@ class PipelineConfig:
     channels: Optional[int] = _field(None, "1 (grayscale) or 3 (RGB); default: what most "
                                      "images have.", choices=(1, 3))
     eval_percent: int = _field(20, "Share of images, in percent, hashed into the eval split.")
-    batch_size: int = _field(64, "Training batch size (global).")
+    batch_size: int = _field(64, "Training batch per replica; the global batch is this times "
+                             "the replicas (GPUs or TPU cores). On TPU, a multiple of 8.")
     train_steps: int = _field(400, "Training steps. 400 steps of 64 is ~32 epochs of mnist_1k.")
     eval_steps: int = _field(4, "Validation steps run by the Trainer after training "
                              "(the Evaluator always scores the whole eval split).")
-    learning_rate: float = _field(1e-3, "Adam learning rate.")
+    model: str = _field("cnn", "Model: cnn (the Cloud TPU MNIST example's CNN) or resnet "
+                        "(a small ResNet, for RGB data).", choices=("cnn", "resnet"))
+    optimizer: str = _field("adam", "Optimizer: adam, or sgd as in the TPU example (use "
+                            "--learning-rate 0.05 with it).", choices=("adam", "sgd"))
+    learning_rate: float = _field(1e-3, "Optimizer learning rate.")
+    augment_crop: int = _field(2, "Training augmentation: pad images by this many pixels and "
+                               "crop back at a random offset; 0 turns it off.")
+    augment_flip: bool = _field(False, "Training augmentation: random horizontal flips "
+                                "(leave off for digits and text).")
+    augment_color: float = _field(0.0, "Training augmentation: random brightness and contrast "
+                                  "change of up to this fraction; 0 turns it off. Example: 0.2")
+    steps_per_execution: int = _field(1, "Training steps per call into the compiled "
+                                      "function; higher amortizes TPU round trips. Example: 50")
+    tensorboard_update_freq: int = _field(100, "Write TensorBoard scalars and the custom "
+                                          "summaries every this many steps.")
+    tpu: Optional[str] = _field(None, "Train on a TPU: its address (grpc://10.0.0.2:8470 or a "
+                                "name) or 'local' on a TPU VM. Default: GPUs if any, else CPU.")
+    full_precision: bool = _field(False, "Train in float32 on GPU/TPU too (default: "
+                                  "mixed_float16 on GPU, mixed_bfloat16 on TPU).")
+    seed: int = _field(0, "Random seed for weights, shuffling, dropout and augmentation.")
     accuracy_threshold: float = _field(0.9, "Bless the model only if its eval accuracy is at "
                                        "least this. Example: --accuracy-threshold 0.95")
     baseline_tolerance: float = _field(0.01, "Bless only if accuracy >= the last blessed "
@@ -81,6 +102,10 @@ class PipelineConfig:
             ("max_pixels", self.max_pixels >= 1, "must be >= 1"),
             ("image_size", self.image_size is None or self.image_size >= 4, "must be >= 4"),
             ("learning_rate", self.learning_rate > 0, "must be > 0"),
+            ("augment_crop", self.augment_crop >= 0, "must be >= 0"),
+            ("augment_color", 0 <= self.augment_color < 1, "must be in [0, 1)"),
+            ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
+            ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
             ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
             ("baseline_tolerance", self.baseline_tolerance >= 0, "must be >= 0"),
         ]
@@ -119,6 +144,13 @@ class PipelineConfig:
         return IngestOptions(format=self.format, strict=self.strict,
                              max_pixels=self.max_pixels, image_key=self.image_key,
                              label_key=self.label_key, eval_percent=self.eval_percent)
+
+    def trainer_config(self) -> dict:
+        """The Trainer's custom_config: every training hyperparameter but the step counts."""
+        names = ("batch_size", "model", "optimizer", "learning_rate", "augment_crop",
+                 "augment_flip", "augment_color", "steps_per_execution",
+                 "tensorboard_update_freq", "tpu", "full_precision", "seed")
+        return {name: getattr(self, name) for name in names}
 
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""

@@ -69,7 +69,7 @@ def create_components(config: PipelineConfig, image_size: int, channels: int) ->
         schema=schema_gen.outputs["schema"],
         train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps),
-        custom_config={"batch_size": config.batch_size, "learning_rate": config.learning_rate})
+        custom_config=config.trainer_config())
     baseline = tfx.dsl.Resolver(
         strategy_class=LatestBlessedOtherModelStrategy,
         **{strategy.MODEL: tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),

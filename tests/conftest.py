@@ -15,7 +15,13 @@ del sys.argv[1:]
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
 from PIL import Image  # noqa: E402
+
+# Two logical CPUs stand in for two GPUs in the MirroredStrategy tests. Devices
+# can only be split before TensorFlow initializes its runtime, hence here.
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 MNIST_PNG = REPO_ROOT / "data" / "mnist_1k" / "png"

@@ -20,7 +20,7 @@ def _run(data, output):
     script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     result = subprocess.run(
         [script, "run", "--data", str(data), "--output", str(output), "--train-steps", "30",
-         "--eval-steps", "2", "--accuracy-threshold", "0"],
+         "--eval-steps", "2", "--accuracy-threshold", "0", "--tensorboard-update-freq", "10"],
         capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads((output / "summary.json").read_text()), result.stdout
@@ -105,6 +105,27 @@ def test_pushed_model_loads_and_classifies(two_runs):
     assert [n.decode() for n in outputs["class_name"].numpy()] == [str(i) for i in predicted]
     # 30 steps on 80 digits: far from perfect, but far above chance (0.1).
     assert (predicted == np.arange(10)).mean() >= 0.3
+
+
+def test_serving_image_agrees_with_serving_default(two_runs):
+    _, first, _, _, data = two_runs
+    signatures = tf.saved_model.load(first["pushed"]["serving"]).signatures
+    images = [sorted((data / str(d)).iterdir())[1] for d in range(10)]
+    by_example = signatures["serving_default"](
+        examples=tf.constant([_serialized_example(p) for p in images]))
+    by_bytes = signatures["serving_image"](image_bytes=tf.constant([p.read_bytes() for p in images]))
+    np.testing.assert_allclose(by_bytes["probabilities"], by_example["probabilities"], atol=1e-6)
+
+
+def test_training_logs_hold_both_custom_summaries(two_runs):
+    out = two_runs[0]
+    tags = set()
+    for path in tf.io.gfile.glob(str(out / "tfx" / "Trainer" / "model_run" / "*" / "train" /
+                                     "events.out.tfevents.*")):
+        tags.update(v.tag for e in tf.compat.v1.train.summary_iterator(path)
+                    for v in e.summary.value)
+    assert any(t.endswith("custom_image_summary") for t in tags), tags
+    assert any(t.endswith("custom_histogram_summary") for t in tags), tags
 
 
 def test_second_identical_run_is_cached_and_much_faster(two_runs):

@@ -1,7 +1,13 @@
-"""The Trainer's pure helpers: epoch plan and the label vocabulary location."""
-import pytest
+"""The Trainer's helpers: epoch plan, labels, and resuming a killed training."""
+import os
 
-from modules.trainer import epoch_plan, read_labels
+import numpy as np
+import pytest
+import tf_keras as keras
+from tfx import v1 as tfx
+
+from modules.model import build_cnn, compile_model
+from modules.trainer import backup_dir, epoch_plan, read_labels
 
 
 @pytest.mark.parametrize("steps, plan", [(400, (10, 40)), (30, (10, 3)), (25, (5, 5)),
@@ -19,3 +25,63 @@ def test_labels_are_read_from_beside_the_splits(tmp_path):
     (tmp_path / "Split-train").mkdir()
     (tmp_path / "labels.txt").write_text("cat\ndog\némeu\n")
     assert read_labels(str(tmp_path / "Split-train" / "*")) == ["cat", "dog", "émeu"]
+
+
+def _fn_args(tmp_path, execution, **config):
+    return tfx.components.FnArgs(
+        train_files=["ex/Split-train/*"], eval_files=["ex/Split-eval/*"],
+        transform_output="tft", train_steps=400, custom_config={"seed": 0, **config},
+        model_run_dir=str(tmp_path / "Trainer" / "model_run" / str(execution)))
+
+
+def test_backup_dir_survives_a_new_execution_but_not_new_settings(tmp_path):
+    first, rerun = _fn_args(tmp_path, 7), _fn_args(tmp_path, 8)
+    assert backup_dir(first) == backup_dir(rerun)
+    assert backup_dir(first).startswith(str(tmp_path / "Trainer" / ".backup"))
+    assert backup_dir(first) != backup_dir(_fn_args(tmp_path, 8, seed=1))
+
+
+class _Interrupt(keras.callbacks.Callback):
+    """Raises after `epoch`, as a kill would, keeping the weights it had then."""
+
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch, self.weights = epoch, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.epoch:
+            self.weights = self.model.get_weights()
+            raise KeyboardInterrupt("killed")
+
+
+class _Epochs(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seen, self.first_weights = [], None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if not self.seen:
+            self.first_weights = self.model.get_weights()
+        self.seen.append(epoch)
+
+
+def test_an_interrupted_fit_resumes_where_it_stopped(tmp_path):
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(32, 8, 8, 1)).astype("float32"), rng.integers(0, 2, 32)
+    backup = str(tmp_path / "backup")
+
+    def fit(callback):
+        model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-3, 1)
+        model.fit(x, y, epochs=4, batch_size=8, verbose=0,
+                  callbacks=[keras.callbacks.BackupAndRestore(backup), callback])
+
+    interrupt = _Interrupt(epoch=1)
+    with pytest.raises(KeyboardInterrupt):
+        fit(interrupt)
+    resumed = _Epochs()
+    fit(resumed)
+    assert resumed.seen == [2, 3]  # epochs 0 and 1 were done before the kill
+    for got, want in zip(resumed.first_weights, interrupt.weights):
+        np.testing.assert_array_equal(got, want)
+    # Keras removes the checkpoints once training completes (the folder may stay).
+    assert not [f for _, _, files in os.walk(backup) for f in files]

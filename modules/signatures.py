@@ -1,0 +1,73 @@
+"""The exported SavedModel's signatures; all three share the Transform graph's numbers.
+
+- `serving_default`: serialized tf.Example in (TFMA, TF Serving predict).
+- `serving_image`: encoded image bytes in (JPEG/PNG/BMP/GIF; base64 over REST).
+- `serving_tensor`: float32 pixels in [0, 255], already at the model's size,
+  for TFLite (which cannot decode images).
+
+Each returns `probabilities`, `class_id` and `class_name` (from labels.txt).
+"""
+from typing import Dict, List, Tuple
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_transform as tft
+import tf_keras as keras
+
+from components.image_example_gen.encode import IMAGE_KEY
+from modules.preprocessing import IMAGE_XF
+
+
+def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(mean, std) per channel, as the Transform graph applies them to pixels in [0, 1].
+
+    Read back through the graph itself, from a black and a white image, so
+    `serving_tensor` cannot drift from what Transform computed: the graph
+    maps 0 to -mean/std and 1 to (1 - mean)/std.
+    """
+    def through_graph(value: int) -> np.ndarray:
+        png = tf.io.encode_png(tf.fill([size, size, channels], tf.constant(value, tf.uint8)))
+        return transformed(tf.reshape(png, [1])).numpy()[0, 0, 0]
+
+    black, white = through_graph(0), through_graph(255)
+    std = 1.0 / (white - black)
+    return -black * std, std
+
+
+def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
+                       labels: List[str]) -> Dict[str, tf.types.experimental.ConcreteFunction]:
+    """The three signatures above, for model.save(signatures=...)."""
+    model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
+    raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
+    _, size, _, channels = model.input_shape
+    names = tf.constant(labels)
+
+    def outputs(images):
+        probabilities = model(images, training=False)
+        class_id = tf.argmax(probabilities, axis=-1)
+        return {"probabilities": probabilities, "class_id": class_id,
+                "class_name": tf.gather(names, class_id)}
+
+    def transformed(encoded):
+        """[batch] encoded images through the Transform graph, shaped as its raw spec says."""
+        shape = [-1, *raw_spec[IMAGE_KEY].shape]
+        return model.tft_layer({IMAGE_KEY: tf.reshape(encoded, shape)})[IMAGE_XF]
+
+    mean, std = normalization(transformed, size, channels)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def serve_examples(examples):
+        features = tf.io.parse_example(examples, raw_spec)
+        return outputs(model.tft_layer(features)[IMAGE_XF])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="image_bytes")])
+    def serve_image(image_bytes):
+        return outputs(transformed(image_bytes))
+
+    @tf.function(input_signature=[
+        tf.TensorSpec([None, size, size, channels], tf.float32, name="pixels")])
+    def serve_tensor(pixels):
+        return outputs((pixels / 255.0 - mean.astype(np.float32)) / std.astype(np.float32))
+
+    return {"serving_default": serve_examples, "serving_image": serve_image,
+            "serving_tensor": serve_tensor}

@@ -1,0 +1,65 @@
+"""Exported signatures: one preprocessing for training and serving, and they all agree."""
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+from PIL import Image
+
+from components.image_example_gen.encode import IMAGE_KEY
+from modules.model import build_cnn
+from modules.signatures import serving_signatures
+from modules.trainer import make_dataset
+
+LABELS = [f"class {i}" for i in range(8 * 8 * 3)]  # enough for an identity "model"
+
+
+def _export(model, transformed, tmp_path):
+    path = str(tmp_path / "model")
+    model.save(path, save_format="tf",
+               signatures=serving_signatures(model, transformed.tft_output, LABELS))
+    return tf.saved_model.load(path).signatures
+
+
+def _examples(paths):
+    return [tf.train.Example(features=tf.train.Features(feature={
+        IMAGE_KEY: tf.train.Feature(bytes_list=tf.train.BytesList(value=[p.read_bytes()]))
+    })).SerializeToString() for p in paths]
+
+
+def test_training_and_serving_image_give_the_same_tensor(transformed, tmp_path):
+    # A "model" that returns its input, flattened, shows the tensor each path feeds it.
+    shape = (transformed.size, transformed.size, transformed.channels)
+    identity = keras.Sequential([keras.Input(shape), keras.layers.Flatten()])
+    signatures = _export(identity, transformed, tmp_path)
+    batch = next(iter(make_dataset(transformed.files["eval"], transformed.data_accessor,
+                                   transformed.tft_output, 1, shuffle=False, seed=0)))
+    image, _ = batch
+    # The record's filename says which source image it is.
+    raw = next(iter(tf.data.TFRecordDataset(tf.io.gfile.glob(transformed.files["eval"]),
+                                            compression_type="GZIP")))
+    name = tf.train.Example.FromString(raw.numpy()).features.feature[
+        "image/filename"].bytes_list.value[0].decode()
+    source = next(p for p in transformed.images if str(p).endswith(name))
+    served = signatures["serving_image"](image_bytes=tf.constant([source.read_bytes()]))
+    np.testing.assert_allclose(served["probabilities"].numpy()[0],
+                               image.numpy().reshape(-1), atol=1e-6)
+
+
+def test_all_signatures_load_and_agree(transformed, tmp_path):
+    size = transformed.size
+    model = build_cnn((size, size, transformed.channels), len(LABELS))
+    signatures = _export(model, transformed, tmp_path)
+    assert set(signatures) == {"serving_default", "serving_image", "serving_tensor"}
+    paths = transformed.images[:5]
+    pixels = np.stack([np.asarray(Image.open(p), np.float32).reshape(
+        size, size, transformed.channels) for p in paths])
+    results = [
+        signatures["serving_default"](examples=tf.constant(_examples(paths))),
+        signatures["serving_image"](image_bytes=tf.constant([p.read_bytes() for p in paths])),
+        signatures["serving_tensor"](pixels=tf.constant(pixels)),
+    ]
+    for result in results[1:]:
+        np.testing.assert_allclose(result["probabilities"], results[0]["probabilities"],
+                                   atol=1e-5)
+        assert result["class_id"].numpy().tolist() == results[0]["class_id"].numpy().tolist()
+    names = [LABELS[i] for i in results[0]["class_id"].numpy()]
+    assert [n.decode() for n in results[0]["class_name"].numpy()] == names
