@@ -24,6 +24,13 @@ def test_invalid_values_fail_at_construction():
         PipelineConfig().replace(image_size=2)
 
 
+def test_training_values_are_checked_at_construction_too():
+    with pytest.raises(ConfigError, match="--steps-per-execution must be >= 1, got 0"):
+        PipelineConfig(steps_per_execution=0)
+    with pytest.raises(ConfigError, match="--augment-color must be in"):
+        PipelineConfig(augment_color=1.5)
+
+
 def test_beam_args_split_like_a_shell():
     config = PipelineConfig(beam_args="--runner=DataflowRunner --labels='a b'")
     assert config.beam_pipeline_args == ["--runner=DataflowRunner", "--labels=a b"]

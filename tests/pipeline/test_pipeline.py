@@ -30,7 +30,9 @@ def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
     trainer = components["Trainer"]
     assert trainer.inputs["examples"].producer_component_id == "ImageExampleGen"
     assert '"num_steps": 123' in trainer.exec_properties["train_args"]
-    assert json.loads(trainer.exec_properties["custom_config"])["batch_size"] == 64
+    custom = json.loads(trainer.exec_properties["custom_config"])
+    assert custom == config.trainer_config()
+    assert (custom["batch_size"], custom["model"], custom["tpu"]) == (64, "cnn", None)
 
 
 def test_eval_config_thresholds_bind_the_overall_slice_only(config):
