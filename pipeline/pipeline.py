@@ -12,6 +12,7 @@ from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
 from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.encode import LABEL_KEY
+from components.image_pusher.component import ImagePusher
 from pipeline.config import PipelineConfig
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
@@ -80,10 +81,11 @@ def create_components(config: PipelineConfig, image_size: int, channels: int) ->
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
         example_splits=["eval"])
-    pusher = tfx.components.Pusher(
+    pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=tfx.proto.PushDestination(
-            filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)))
+            filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)),
+    ).with_id("Pusher")
     return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
             baseline, evaluator, pusher]
 

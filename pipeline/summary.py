@@ -121,10 +121,10 @@ def _eval_section(store, evaluator, config: PipelineConfig) -> dict:
 
 def _pushed_section(store, pusher) -> dict:
     pushed = _outputs(store, pusher).get("PushedModel") if pusher else None
-    serving = None
-    if pushed is not None and _prop(pushed, "pushed") == 1:
-        serving = _prop(pushed, "pushed_destination")
-    return {"serving": serving, "tflite": None}
+    if pushed is None or _prop(pushed, "pushed") != 1:
+        return {"serving": None, "tflite": None, "version": None}
+    return {"serving": _prop(pushed, "pushed_destination"), "tflite": None,
+            "version": int(_prop(pushed, "pushed_version"))}
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:

@@ -95,6 +95,9 @@ def test_pushed_model_loads_and_classifies(two_runs):
     version_dir = first["pushed"]["serving"]
     assert os.path.dirname(version_dir) == str(out / "serving" / "imagepipe")
     assert os.path.isfile(os.path.join(version_dir, "saved_model.pb"))
+    assert first["pushed"]["version"] == int(os.path.basename(version_dir))
+    assert f'base_path: "{out / "serving" / "imagepipe"}"' in \
+        (out / "serving" / "models.config").read_text()
     serve = tf.saved_model.load(version_dir).signatures["serving_default"]
     images = [sorted((data / str(d)).iterdir())[0] for d in range(10)]
     outputs = serve(examples=tf.constant([_serialized_example(p) for p in images]))

@@ -1,0 +1,1 @@
+"""ImagePusher: TFX's Pusher with atomic, monotonically versioned pushes to TF Serving."""

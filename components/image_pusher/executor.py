@@ -1,0 +1,38 @@
+"""TFX adapter: the stock Pusher executor, with an atomic versioned push (versions.py)."""
+import os
+from typing import Any, Dict, List
+
+from tfx import types
+from tfx.components.pusher import executor as pusher_executor
+from tfx.proto import pusher_pb2
+from tfx.types import artifact_utils, standard_component_specs
+from tfx.utils import io_utils, proto_utils
+
+from components.image_pusher.serving_config import write_serving_configs
+from components.image_pusher.versions import next_version, publish
+
+
+class Executor(pusher_executor.Executor):
+    """Pushes a blessed model to `<base_directory>/<version>/`, never half-written."""
+
+    def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
+           output_dict: Dict[str, List[types.Artifact]],
+           exec_properties: Dict[str, Any]) -> None:
+        """Checks the blessing, publishes the version, then updates the serving configs."""
+        self._log_startup(input_dict, output_dict, exec_properties)
+        model_push = artifact_utils.get_single_instance(
+            output_dict[standard_component_specs.PUSHED_MODEL_KEY])
+        if not self.CheckBlessing(input_dict):
+            self._MarkNotPushed(model_push)
+            return
+        model_path = self.GetModelPath(input_dict)
+        destination = pusher_pb2.PushDestination()
+        proto_utils.json_to_proto(
+            exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
+        base = destination.filesystem.base_directory
+        version = next_version(base)
+        serving_path = publish(model_path, base, version)
+        write_serving_configs(os.path.dirname(base))
+        io_utils.copy_dir(model_path, model_push.uri)
+        self._MarkPushed(model_push, pushed_destination=serving_path,
+                         pushed_version=str(version))

@@ -1,0 +1,42 @@
+"""TF Serving config files written next to the pushed models.
+
+`tensorflow_model_server --model_config_file=<serving root>/models.config
+--enable_batching --batching_parameters_file=<serving root>/batching.config`
+serves every model under the serving root as it is. The paths inside are
+the ones of this machine; in a container, mount the serving root at the same
+path or edit base_path.
+"""
+import os
+
+# Conservative defaults for CPU serving of small images; tune per deployment.
+BATCHING_CONFIG = """max_batch_size { value: 32 }
+batch_timeout_micros { value: 2000 }
+max_enqueued_batches { value: 100 }
+num_batch_threads { value: 4 }
+"""
+
+
+def models_config(serving_root: str) -> str:
+    """A ModelServerConfig (text proto) listing every model folder under `serving_root`."""
+    names = sorted(n for n in os.listdir(serving_root)
+                   if os.path.isdir(os.path.join(serving_root, n)) and not n.startswith("."))
+    entries = "".join(
+        "  config {\n"
+        f"    name: \"{name}\"\n"
+        f"    base_path: \"{os.path.abspath(os.path.join(serving_root, name))}\"\n"
+        "    model_platform: \"tensorflow\"\n"
+        "  }\n" for name in names)
+    return "model_config_list {\n" + entries + "}\n"
+
+
+def _write_atomically(path: str, text: str) -> None:
+    temp = f"{path}.tmp"
+    with open(temp, "w") as f:
+        f.write(text)
+    os.replace(temp, path)
+
+
+def write_serving_configs(serving_root: str) -> None:
+    """(Re)writes models.config and batching.config in `serving_root`."""
+    _write_atomically(os.path.join(serving_root, "models.config"), models_config(serving_root))
+    _write_atomically(os.path.join(serving_root, "batching.config"), BATCHING_CONFIG)

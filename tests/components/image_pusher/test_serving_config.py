@@ -1,0 +1,15 @@
+"""models.config lists every pushed model; batching.config is there for --enable_batching."""
+from components.image_pusher.serving_config import write_serving_configs
+
+
+def test_models_config_lists_each_model_with_its_absolute_base_path(tmp_path):
+    for name in ("digits", "flowers"):
+        (tmp_path / name / "1").mkdir(parents=True)
+    (tmp_path / ".digits.partial").mkdir()
+    write_serving_configs(str(tmp_path))
+    text = (tmp_path / "models.config").read_text()
+    assert text.count("config {") == 2
+    assert f'base_path: "{tmp_path / "digits"}"' in text
+    assert f'name: "flowers"' in text
+    assert "partial" not in text
+    assert "max_batch_size" in (tmp_path / "batching.config").read_text()
