@@ -6,12 +6,13 @@ component reports the artifacts it reused, and a failed one is found by state.
 """
 import json
 import os
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
+from components.image_example_gen.encode import LABEL_KEY
 from components.image_example_gen.ingest import read_report
 from pipeline.config import PipelineConfig
 
@@ -71,16 +72,21 @@ def _prop(artifact, name: str):
     return value.int_value if value.HasField("int_value") else value.string_value
 
 
-def _accuracies(evaluation_uri: str) -> Dict[str, float]:
-    """Overall accuracy per model name ('' or 'candidate', and 'baseline')."""
-    found = {}
+def _accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]:
+    """Overall accuracy per model name ('' or 'candidate', and 'baseline'), and the
+    candidate's accuracy per label id (the label slices of the EvalConfig)."""
+    overall, per_label = {}, {}
     for metrics in tfma.load_metrics(evaluation_uri):
-        if metrics.slice_key.single_slice_keys:
-            continue
+        keys = metrics.slice_key.single_slice_keys
         for item in metrics.metric_keys_and_values:
-            if item.key.name == _ACCURACY and not item.key.is_diff:
-                found[item.key.model_name] = item.value.double_value.value
-    return found
+            if item.key.name != _ACCURACY or item.key.is_diff:
+                continue
+            value = item.value.double_value.value
+            if not keys:
+                overall[item.key.model_name] = value
+            elif item.key.model_name in ("", "candidate") and keys[0].column == LABEL_KEY:
+                per_label[int(keys[0].int64_value)] = value
+    return overall, per_label
 
 
 def _failure_text(failure) -> str:
@@ -105,16 +111,18 @@ def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float
     return "; ".join(failures) or "TFMA validation failed: " + str(validation)[:300]
 
 
-def _eval_section(store, evaluator, config: PipelineConfig) -> dict:
+def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) -> dict:
     if evaluator is None:
-        return {"accuracy": None, "baseline_accuracy": None, "blessed": False,
-                "reason": "the Evaluator did not run"}
+        return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
+                "blessed": False, "reason": "the Evaluator did not run"}
     outputs = _outputs(store, evaluator)
     uri = outputs["ModelEvaluation"].uri
-    accuracies = _accuracies(uri)
+    accuracies, per_label = _accuracies(uri)
     baseline = accuracies.get("baseline")
     return {"accuracy": accuracies.get("candidate", accuracies.get("")),
             "baseline_accuracy": baseline,
+            # null for a class with no eval images (TFMA then has no slice for it)
+            "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
             "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1,
             "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
 
@@ -145,9 +153,10 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
                for node, e in nodes.items()}
     timings["total"] = round(total_seconds, 3)
+    data = _data_section(store, config, nodes["ImageExampleGen"])
     return {
-        "data": _data_section(store, config, nodes["ImageExampleGen"]),
-        "eval": _eval_section(store, nodes.get("Evaluator"), config),
+        "data": data,
+        "eval": _eval_section(store, nodes.get("Evaluator"), config, data["classes"]),
         "pushed": _pushed_section(store, nodes.get("Pusher")),
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == _State.CACHED],

@@ -82,6 +82,11 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert 0.0 <= first["eval"]["accuracy"] <= 1.0
     assert first["eval"]["blessed"] is True
     assert first["eval"]["baseline_accuracy"] is None
+    per_class = first["eval"]["per_class"]
+    assert list(per_class) == [str(i) for i in range(10)]
+    eval_counts = first["data"]["per_class"]["eval"]
+    assert all((v is None) == (eval_counts[k] == 0) for k, v in per_class.items())
+    assert all(0.0 <= v <= 1.0 for v in per_class.values() if v is not None)
     assert first["eval"]["reason"] == "accuracy >= threshold 0.0; no blessed baseline yet"
     assert first["pushed"]["tflite"] is None
     assert set(first["timings_s"]) == set(COMPONENT_IDS) | {"total"}
