@@ -7,6 +7,8 @@
 
 Each returns `probabilities`, `class_id` and `class_name` (from labels.txt).
 """
+import json
+import os
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -16,6 +18,8 @@ import tf_keras as keras
 
 from components.image_example_gen.encode import IMAGE_KEY
 from modules.preprocessing import IMAGE_XF
+
+NORMALIZATION_FILE = "normalization.json"
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -35,8 +39,9 @@ def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np
 
 
 def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
-                       labels: List[str]) -> Dict[str, tf.types.experimental.ConcreteFunction]:
-    """The three signatures above, for model.save(signatures=...)."""
+                       labels: List[str]) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction],
+                                                   Tuple[np.ndarray, np.ndarray]]:
+    """The three signatures above, for model.save(signatures=...), and (mean, std)."""
     model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
     raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
     _, size, _, channels = model.input_shape
@@ -69,5 +74,26 @@ def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
     def serve_tensor(pixels):
         return outputs((pixels / 255.0 - mean.astype(np.float32)) / std.astype(np.float32))
 
-    return {"serving_default": serve_examples, "serving_image": serve_image,
-            "serving_tensor": serve_tensor}
+    signatures = {"serving_default": serve_examples, "serving_image": serve_image,
+                  "serving_tensor": serve_tensor}
+    return signatures, (mean, std)
+
+
+def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str],
+           path: str) -> None:
+    """Saves the SavedModel with its signatures, plus what apps need beside it.
+
+    `assets.extra/` (TF Serving's place for extra files) gets labels.txt and
+    normalization.json (per-channel mean and std for pixels in [0, 1]), which
+    the TFLite push copies into model_info.json.
+    """
+    signatures, (mean, std) = serving_signatures(model, tft_output, labels)
+    # No optimizer slots: serving never needs them, and Adam's would triple the size.
+    model.save(path, save_format="tf", signatures=signatures, include_optimizer=False)
+    extra = os.path.join(path, "assets.extra")
+    tf.io.gfile.makedirs(extra)
+    with tf.io.gfile.GFile(os.path.join(extra, "labels.txt"), "w") as f:
+        f.write("".join(name + "\n" for name in labels))
+    with tf.io.gfile.GFile(os.path.join(extra, NORMALIZATION_FILE), "w") as f:
+        json.dump({"mean": [float(v) for v in np.ravel(mean)],
+                   "std": [float(v) for v in np.ravel(std)]}, f)

@@ -21,7 +21,7 @@ from components.image_example_gen.ingest import LABELS_FILE
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
-from modules.signatures import serving_signatures
+from modules.signatures import export
 from modules.strategy import select_strategy
 
 
@@ -123,5 +123,4 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
                              fn_args.model_run_dir,
                              update_freq=int(config["tensorboard_update_freq"]))],
               verbose=2)
-    model.save(fn_args.serving_model_dir, save_format="tf",
-               signatures=serving_signatures(model, tft_output, labels))
+    export(model, tft_output, labels, fn_args.serving_model_dir)

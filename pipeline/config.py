@@ -85,6 +85,12 @@ class PipelineConfig:
                                        "least this. Example: --accuracy-threshold 0.95")
     baseline_tolerance: float = _field(0.01, "Bless only if accuracy >= the last blessed "
                                        "model's minus this (absolute).")
+    quantize: str = _field("dynamic", "TFLite conversion of the blessed model: none, dynamic "
+                           "(dynamic-range int8 weights), float16, or int8 (full integer, "
+                           "calibrated on the train split).",
+                           choices=("none", "dynamic", "float16", "int8"))
+    tflite_tolerance: float = _field(0.01, "Push the TFLite file only if its eval accuracy is "
+                                     "at most this much below the SavedModel's (absolute).")
     beam_args: str = _field(LOCAL_BEAM_ARGS, "Apache Beam pipeline options for ingestion, "
                             "statistics, Transform and evaluation, space-separated; write "
                             "it with '=' since the value starts with '--'. Example: "
@@ -108,6 +114,7 @@ class PipelineConfig:
             ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
             ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
             ("baseline_tolerance", self.baseline_tolerance >= 0, "must be >= 0"),
+            ("tflite_tolerance", 0 <= self.tflite_tolerance <= 1, "must be in [0, 1]"),
         ]
         for name, ok, rule in checks:
             if not ok:
@@ -128,6 +135,11 @@ class PipelineConfig:
     def serving_dir(self) -> str:
         """TF Serving model base directory that the Pusher writes versions into."""
         return os.path.join(self.output, "serving", self.model_name)
+
+    @property
+    def tflite_dir(self) -> str:
+        """Base directory of the TFLite versions: <version>/model.tflite, labels, info."""
+        return os.path.join(self.output, "tflite", self.model_name)
 
     @property
     def summary_path(self) -> str:

@@ -85,6 +85,8 @@ def create_components(config: PipelineConfig, image_size: int, channels: int) ->
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=tfx.proto.PushDestination(
             filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)),
+        examples=example_gen.outputs["examples"], tflite_dir=config.tflite_dir,
+        quantize=config.quantize, parity_tolerance=config.tflite_tolerance,
     ).with_id("Pusher")
     return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
             baseline, evaluator, pusher]

@@ -130,9 +130,12 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
 def _pushed_section(store, pusher) -> dict:
     pushed = _outputs(store, pusher).get("PushedModel") if pusher else None
     if pushed is None or _prop(pushed, "pushed") != 1:
-        return {"serving": None, "tflite": None, "version": None}
-    return {"serving": _prop(pushed, "pushed_destination"), "tflite": None,
-            "version": int(_prop(pushed, "pushed_version"))}
+        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None}
+    gate = _prop(pushed, "tflite_parity")
+    return {"serving": _prop(pushed, "pushed_destination"),
+            "tflite": _prop(pushed, "tflite_destination") or None,
+            "version": int(_prop(pushed, "pushed_version")),
+            "tflite_gate": json.loads(gate) if gate else None}
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:
@@ -197,6 +200,8 @@ def format_summary(summary: dict) -> str:
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
         f"pushed    {pushed['serving'] or 'nothing'}",
+        *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
+          if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         f"time      {summary['timings_s']['total']:.1f}s total, "
         f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached",

@@ -20,7 +20,10 @@ def _run(data, output):
     script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     result = subprocess.run(
         [script, "run", "--data", str(data), "--output", str(output), "--train-steps", "30",
-         "--eval-steps", "2", "--accuracy-threshold", "0", "--tensorboard-update-freq", "10"],
+         "--eval-steps", "2", "--accuracy-threshold", "0", "--tensorboard-update-freq", "10",
+         # Float32 TFLite agrees with the SavedModel to 1e-5, so the gate cannot flake
+         # on 20 eval images; quantized gates are tested in tests/components/image_pusher.
+         "--quantize", "none"],
         capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads((output / "summary.json").read_text()), result.stdout
@@ -88,7 +91,6 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert all((v is None) == (eval_counts[k] == 0) for k, v in per_class.items())
     assert all(0.0 <= v <= 1.0 for v in per_class.values() if v is not None)
     assert first["eval"]["reason"] == "accuracy >= threshold 0.0; no blessed baseline yet"
-    assert first["pushed"]["tflite"] is None
     assert set(first["timings_s"]) == set(COMPONENT_IDS) | {"total"}
     assert first["timings_s"]["total"] >= first["timings_s"]["Trainer"] > 0
     assert first["cached"] == []
@@ -113,6 +115,17 @@ def test_pushed_model_loads_and_classifies(two_runs):
     assert [n.decode() for n in outputs["class_name"].numpy()] == [str(i) for i in predicted]
     # 30 steps on 80 digits: far from perfect, but far above chance (0.1).
     assert (predicted == np.arange(10)).mean() >= 0.3
+
+
+def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
+    out, first, _, _, _ = two_runs
+    pushed = first["pushed"]
+    assert pushed["tflite"] == str(out / "tflite" / "imagepipe" / str(pushed["version"]))
+    assert pushed["tflite_gate"]["ok"] and pushed["tflite_gate"]["drop"] <= 0.0
+    assert sorted(os.listdir(pushed["tflite"])) == ["labels.txt", "model.tflite",
+                                                    "model_info.json"]
+    info = json.loads(open(os.path.join(pushed["tflite"], "model_info.json")).read())
+    assert info["input"]["shape"] == [28, 28, 1] and info["labels"] == [str(i) for i in range(10)]
 
 
 def test_serving_image_agrees_with_serving_default(two_runs):

@@ -1,15 +1,45 @@
-"""ImagePusher: TFX's Pusher (same spec, inputs and outputs) with our executor."""
-from tfx import v1 as tfx
-from tfx.dsl.components.base import executor_spec
+"""ImagePusher: TFX's Pusher spec plus the examples (for the TFLite gate), with our executor."""
+import json
+from typing import Optional
+
+from tfx import types
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.proto import pusher_pb2
+from tfx.types import standard_artifacts, standard_component_specs
+from tfx.types.component_spec import ChannelParameter
 
 from components.image_pusher import executor
 
 
-class ImagePusher(tfx.components.Pusher):
-    """Pushes the blessed model to a TF Serving base directory, atomically.
+class ImagePusherSpec(standard_component_specs.PusherSpec):
+    """PusherSpec with an optional `examples` input."""
+
+    INPUTS = {**standard_component_specs.PusherSpec.INPUTS,
+              executor.EXAMPLES_KEY: ChannelParameter(type=standard_artifacts.Examples,
+                                                      optional=True)}
+
+
+class ImagePusher(base_component.BaseComponent):
+    """Pushes the blessed model to a TF Serving base directory, atomically, and to TFLite.
 
     Also writes models.config and batching.config one level up, for
-    `tensorflow_model_server --model_config_file`.
+    `tensorflow_model_server --model_config_file`. With `tflite_dir`, the
+    model is converted (`quantize`) and pushed there only if its eval-split
+    accuracy is within `parity_tolerance` of the SavedModel's.
     """
 
+    SPEC_CLASS = ImagePusherSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
+
+    def __init__(self, model: types.BaseChannel, model_blessing: types.BaseChannel,
+                 push_destination: pusher_pb2.PushDestination,
+                 examples: Optional[types.BaseChannel] = None,
+                 tflite_dir: Optional[str] = None, quantize: str = "dynamic",
+                 parity_tolerance: float = 0.01):
+        tflite = {"tflite_dir": tflite_dir, "quantize": quantize,
+                  "parity_tolerance": parity_tolerance} if tflite_dir else None
+        spec = ImagePusherSpec(
+            model=model, model_blessing=model_blessing, examples=examples,
+            push_destination=push_destination, custom_config=json.dumps(tflite),
+            pushed_model=types.Channel(type=standard_artifacts.PushedModel))
+        super().__init__(spec=spec)

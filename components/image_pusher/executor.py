@@ -1,4 +1,6 @@
-"""TFX adapter: the stock Pusher executor, with an atomic versioned push (versions.py)."""
+"""TFX adapter: the stock Pusher executor, with an atomic versioned push (versions.py)
+and, when configured, a TFLite version that must pass the parity gate (tflite_push.py)."""
+import json
 import os
 from typing import Any, Dict, List
 
@@ -9,7 +11,12 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, proto_utils
 
 from components.image_pusher.serving_config import write_serving_configs
+from components.image_pusher.tflite_push import push_tflite
 from components.image_pusher.versions import next_version, publish
+
+
+# The optional input with the examples: eval split for parity, train for int8 calibration.
+EXAMPLES_KEY = "examples"
 
 
 class Executor(pusher_executor.Executor):
@@ -33,6 +40,20 @@ class Executor(pusher_executor.Executor):
         version = next_version(base)
         serving_path = publish(model_path, base, version)
         write_serving_configs(os.path.dirname(base))
+        self._push_tflite(input_dict, exec_properties, model_path, version, model_push)
         io_utils.copy_dir(model_path, model_push.uri)
         self._MarkPushed(model_push, pushed_destination=serving_path,
                          pushed_version=str(version))
+
+    def _push_tflite(self, input_dict, exec_properties, model_path, version, model_push):
+        """The TFLite version, if configured; the outcome goes into custom properties."""
+        config = json.loads(exec_properties.get(standard_component_specs.CUSTOM_CONFIG_KEY)
+                            or "null")
+        if not config or not input_dict.get(EXAMPLES_KEY):
+            return
+        examples = artifact_utils.get_single_instance(input_dict[EXAMPLES_KEY])
+        result = push_tflite(model_path, examples.uri, config["tflite_dir"], version,
+                             config["quantize"], config["parity_tolerance"])
+        model_push.set_string_custom_property("tflite_destination", result["path"] or "")
+        model_push.set_string_custom_property(
+            "tflite_parity", json.dumps({**result["parity"], "reason": result["reason"]}))

@@ -1,4 +1,6 @@
 """Exported signatures: one preprocessing for training and serving, and they all agree."""
+import json
+
 import numpy as np
 import tensorflow as tf
 import tf_keras as keras
@@ -6,7 +8,7 @@ from PIL import Image
 
 from components.image_example_gen.encode import IMAGE_KEY
 from modules.model import build_cnn
-from modules.signatures import serving_signatures
+from modules.signatures import export
 from modules.trainer import make_dataset
 
 LABELS = [f"class {i}" for i in range(8 * 8 * 3)]  # enough for an identity "model"
@@ -14,8 +16,7 @@ LABELS = [f"class {i}" for i in range(8 * 8 * 3)]  # enough for an identity "mod
 
 def _export(model, transformed, tmp_path):
     path = str(tmp_path / "model")
-    model.save(path, save_format="tf",
-               signatures=serving_signatures(model, transformed.tft_output, LABELS))
+    export(model, transformed.tft_output, LABELS, path)
     return tf.saved_model.load(path).signatures
 
 
@@ -61,5 +62,9 @@ def test_all_signatures_load_and_agree(transformed, tmp_path):
         np.testing.assert_allclose(result["probabilities"], results[0]["probabilities"],
                                    atol=1e-5)
         assert result["class_id"].numpy().tolist() == results[0]["class_id"].numpy().tolist()
+    extra = tmp_path / "model" / "assets.extra"
+    assert (extra / "labels.txt").read_text().splitlines() == LABELS
+    assert len(json.loads((extra / "normalization.json").read_text())["std"]) == \
+        transformed.channels
     names = [LABELS[i] for i in results[0]["class_id"].numpy()]
     assert [n.decode() for n in results[0]["class_name"].numpy()] == names

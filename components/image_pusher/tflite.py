@@ -1,0 +1,107 @@
+"""Convert the blessed SavedModel to TFLite, and check it classifies as well (the parity gate).
+
+The conversion starts from the `serving_tensor` signature: float32 pixels in
+[0, 255], already decoded and resized, because TFLite has no image decoders.
+On device, decode and resize the image as Transform does (modules/
+preprocessing.py: decode, convert channels, resize with antialiasing to the
+model's size); the per-channel normalization is inside the .tflite file.
+"""
+import glob
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+from modules.preprocessing import decode_images
+
+QUANTIZATIONS = ("none", "dynamic", "float16", "int8")
+SIGNATURE = "serving_tensor"
+
+
+def convert(saved_model_dir: str, quantize: str,
+            representative: Optional[np.ndarray] = None) -> bytes:
+    """The .tflite bytes for `quantize`: none, dynamic (range), float16 or int8.
+
+    int8 is full-integer quantization of weights and activations, calibrated
+    on `representative` pixels (from the train split); the input and output
+    stay float32, so callers feed the same pixels whatever the quantization.
+    """
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"--quantize must be one of {', '.join(QUANTIZATIONS)}, got {quantize!r}")
+    if quantize == "int8" and (representative is None or not len(representative)):
+        raise ValueError("int8 quantization needs representative images")
+    converter = tf.lite.TFLiteConverter.from_saved_model(saved_model_dir,
+                                                         signature_keys=[SIGNATURE])
+    if quantize != "none":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if quantize == "float16":
+        converter.target_spec.supported_types = [tf.float16]
+    if quantize == "int8":
+        converter.representative_dataset = lambda: (
+            {"pixels": image[None]} for image in representative)
+        # Builtins besides INT8: argmax and the class-name lookup have no int8 kernels.
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8,
+                                               tf.lite.OpsSet.TFLITE_BUILTINS]
+    return converter.convert()
+
+
+def tflite_probabilities(model: bytes, pixels: np.ndarray, batch: int = 64) -> np.ndarray:
+    """Runs the .tflite model's signature over `pixels`, `batch` images at a time."""
+    runner = tf.lite.Interpreter(model_content=model).get_signature_runner(SIGNATURE)
+    return np.concatenate([runner(pixels=pixels[i:i + batch])["probabilities"]
+                           for i in range(0, len(pixels), batch)])
+
+
+def saved_model_probabilities(saved_model_dir: str, pixels: np.ndarray,
+                              batch: int = 64) -> np.ndarray:
+    """The SavedModel's `serving_tensor` over the same pixels."""
+    serve = tf.saved_model.load(saved_model_dir).signatures[SIGNATURE]
+    return np.concatenate([serve(pixels=tf.constant(pixels[i:i + batch]))["probabilities"]
+                           .numpy() for i in range(0, len(pixels), batch)])
+
+
+def parity(saved_model_dir: str, model: bytes, pixels: np.ndarray, labels: np.ndarray,
+           tolerance: float) -> Dict[str, object]:
+    """Accuracy of both on the same images; `ok` if TFLite loses at most `tolerance`."""
+    accuracy = {
+        "saved_model": float(np.mean(
+            saved_model_probabilities(saved_model_dir, pixels).argmax(-1) == labels)),
+        "tflite": float(np.mean(tflite_probabilities(model, pixels).argmax(-1) == labels)),
+    }
+    drop = accuracy["saved_model"] - accuracy["tflite"]
+    return {"saved_model_accuracy": accuracy["saved_model"], "tflite_accuracy": accuracy["tflite"],
+            "drop": drop, "tolerance": tolerance, "ok": drop <= tolerance}
+
+
+def _records(split_dir: str) -> Iterator[tf.train.Example]:
+    files = sorted(glob.glob(f"{split_dir}/*.gz"))
+    for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
+        yield tf.train.Example.FromString(record.numpy())
+
+
+def split_pixels(split_dir: str, size: int, channels: int,
+                 limit: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """(pixels, labels) of a split's examples, decoded and resized exactly as Transform does."""
+    encoded, labels = [], []
+    for example in _records(split_dir):
+        feature = example.features.feature
+        encoded.append(feature[IMAGE_KEY].bytes_list.value[0])
+        labels.append(feature[LABEL_KEY].int64_list.value[0])
+        if limit and len(encoded) >= limit:
+            break
+    pixels = decode_images(tf.constant(encoded), size, channels).numpy() * 255.0
+    return pixels.astype(np.float32), np.array(labels)
+
+
+def model_info(pixels_shape: List[int], mean: List[float], std: List[float],
+               labels: List[str], quantize: str, version: int) -> dict:
+    """What an app needs besides the .tflite file (written as model_info.json)."""
+    return {"input": {"name": "pixels", "shape": pixels_shape, "dtype": "float32",
+                      "range": [0, 255],
+                      "preprocessing": "decode, convert to the channels above, resize with "
+                                       "antialiasing to the shape above; normalization "
+                                       "((x / 255 - mean) / std) is inside the model"},
+            "normalization": {"mean": mean, "std": std},
+            "outputs": ["probabilities", "class_id", "class_name"],
+            "labels": labels, "quantization": quantize, "source_version": version}

@@ -1,0 +1,61 @@
+"""Push a TFLite version beside the SavedModel one, only if it passes the parity gate."""
+import json
+import os
+import shutil
+import tempfile
+from typing import Optional
+
+import tensorflow as tf
+
+from components.image_pusher import tflite
+from components.image_pusher.versions import publish
+from modules.signatures import NORMALIZATION_FILE
+
+REPRESENTATIVE_IMAGES = 200
+
+
+def _input_shape(saved_model_dir: str) -> list:
+    """[size, size, channels] of the serving_tensor signature."""
+    signature = tf.saved_model.load(saved_model_dir).signatures[tflite.SIGNATURE]
+    return signature.structured_input_signature[1]["pixels"].shape.as_list()[1:]
+
+
+def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version: int,
+                quantize: str, tolerance: float) -> dict:
+    """Converts, checks parity on the eval split, and publishes `<base_dir>/<version>/`.
+
+    Returns {"path": the version folder or None, "parity": parity(...), "reason"}.
+    """
+    size, _, channels = _input_shape(saved_model_dir)
+    pixels, labels = tflite.split_pixels(os.path.join(examples_uri, "Split-eval"), size, channels)
+    representative: Optional = None
+    if quantize == "int8":
+        representative, _ = tflite.split_pixels(os.path.join(examples_uri, "Split-train"),
+                                                size, channels, limit=REPRESENTATIVE_IMAGES)
+    model = tflite.convert(saved_model_dir, quantize, representative)
+    parity = tflite.parity(saved_model_dir, model, pixels, labels, tolerance)
+    if not parity["ok"]:
+        return {"path": None, "parity": parity,
+                "reason": f"TFLite accuracy {parity['tflite_accuracy']:.4f} is more than "
+                          f"{tolerance} below the SavedModel's {parity['saved_model_accuracy']:.4f}"
+                          f" on the eval split; only the SavedModel was pushed"}
+    extra = os.path.join(saved_model_dir, "assets.extra")
+    with open(os.path.join(extra, "labels.txt")) as f:
+        names = [line.rstrip("\n") for line in f if line.strip()]
+    with open(os.path.join(extra, NORMALIZATION_FILE)) as f:
+        normalization = json.load(f)
+    os.makedirs(base_dir, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=base_dir)  # hidden, same filesystem
+    os.chmod(staging, 0o755)  # mkdtemp's 0700 would hide the version from other users
+    try:
+        with open(os.path.join(staging, "model.tflite"), "wb") as f:
+            f.write(model)
+        shutil.copy(os.path.join(extra, "labels.txt"), os.path.join(staging, "labels.txt"))
+        info = tflite.model_info([size, size, channels], normalization["mean"],
+                                 normalization["std"], names, quantize, version)
+        with open(os.path.join(staging, "model_info.json"), "w") as f:
+            json.dump({**info, "parity": parity}, f, indent=2, ensure_ascii=False)
+        path = publish(staging, base_dir, version)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"path": path, "parity": parity, "reason": "passed the parity gate"}

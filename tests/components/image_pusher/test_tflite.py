@@ -1,0 +1,115 @@
+"""TFLite conversion: every quantization runs and matches the SavedModel; the gate refuses drift."""
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras as keras
+
+from components.image_pusher import tflite
+from components.image_pusher.tflite_push import push_tflite
+from modules.model import build_cnn, compile_model
+
+
+def _data(seed=0, count=96):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, count)
+    pixels = rng.uniform(0, 128, (count, 8, 8, 1)).astype(np.float32)
+    pixels[labels == 1] += 100.0  # brighter images are class 1
+    return pixels, labels
+
+
+def _saved_model(path, train: bool) -> str:
+    """A CNN with the trainer's serving_tensor signature (normalization inside)."""
+    model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-2, 1)
+    if train:
+        pixels, labels = _data(seed=1)
+        model.fit((pixels / 255.0 - 0.5) / 0.3, labels, epochs=20, batch_size=16, verbose=0)
+    names = tf.constant(["dark", "bright"])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 1], tf.float32, name="pixels")])
+    def serve(pixels):
+        probabilities = model((pixels / 255.0 - 0.5) / 0.3, training=False)
+        class_id = tf.argmax(probabilities, axis=-1)
+        return {"probabilities": probabilities, "class_id": class_id,
+                "class_name": tf.gather(names, class_id)}
+
+    model.save(str(path), save_format="tf", signatures={tflite.SIGNATURE: serve})
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return _saved_model(tmp_path_factory.mktemp("sm") / "model", train=True)
+
+
+@pytest.mark.parametrize("quantize, atol", [("none", 1e-5), ("float16", 1e-2),
+                                            ("dynamic", 0.05), ("int8", 0.1)])
+def test_each_quantization_converts_and_matches_the_saved_model(trained, quantize, atol):
+    pixels, labels = _data()
+    model = tflite.convert(trained, quantize, representative=pixels[:32])
+    got = tflite.tflite_probabilities(model, pixels)
+    want = tflite.saved_model_probabilities(trained, pixels)
+    np.testing.assert_allclose(got, want, atol=atol)
+    result = tflite.parity(trained, model, pixels, labels, tolerance=0.01)
+    assert result["ok"] and result["saved_model_accuracy"] > 0.9, result
+
+
+def test_quantized_files_are_smaller(trained):
+    sizes = {q: len(tflite.convert(trained, q, representative=_data()[0][:16]))
+             for q in ("none", "float16", "int8")}
+    assert sizes["int8"] < 0.35 * sizes["none"] and sizes["float16"] < 0.6 * sizes["none"]
+
+
+def test_the_gate_refuses_a_conversion_that_classifies_worse(trained, tmp_path):
+    pixels, labels = _data()
+    untrained = tflite.convert(_saved_model(tmp_path / "untrained", train=False), "none")
+    result = tflite.parity(trained, untrained, pixels, labels, tolerance=0.01)
+    assert not result["ok"] and result["drop"] > 0.01
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="--quantize must be one of none, dynamic"):
+        tflite.convert("unused", "int4")
+    with pytest.raises(ValueError, match="representative"):
+        tflite.convert("unused", "int8")
+
+
+def _examples_artifact(tmp_path, make_image):
+    """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
+    from pipeline.config import PipelineConfig
+    from pipeline.ingest_runner import run_ingest
+    for i in range(12):
+        make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(8, 8), mode="L", seed=i)
+    out = tmp_path / "examples"
+    run_ingest(PipelineConfig(data=str(tmp_path / "data"), output=str(out), eval_percent=40))
+    for split in ("train", "eval"):
+        (out / split).rename(out / f"Split-{split}")
+    return str(out)
+
+
+def _with_assets(saved_model: str) -> str:
+    extra = os.path.join(saved_model, "assets.extra")
+    os.makedirs(extra, exist_ok=True)
+    with open(os.path.join(extra, "labels.txt"), "w") as f:
+        f.write("dark\nbright\n")
+    with open(os.path.join(extra, "normalization.json"), "w") as f:
+        json.dump({"mean": [0.5], "std": [0.3]}, f)
+    return saved_model
+
+
+def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image):
+    examples, model = _examples_artifact(tmp_path, make_image), _with_assets(trained)
+    base = tmp_path / "tflite" / "digits"
+    result = push_tflite(model, examples, str(base), 7, "dynamic", tolerance=0.01)
+    assert result["path"] == str(base / "7") and result["parity"]["ok"]
+    assert sorted(os.listdir(base / "7")) == ["labels.txt", "model.tflite", "model_info.json"]
+    info = json.loads((base / "7" / "model_info.json").read_text())
+    assert info["input"]["shape"] == [8, 8, 1] and info["labels"] == ["dark", "bright"]
+    assert (info["quantization"], info["source_version"]) == ("dynamic", 7)
+    assert info["normalization"] == {"mean": [0.5], "std": [0.3]}
+    # A gate no conversion can pass: nothing is pushed, and the reason says why.
+    refused = push_tflite(model, examples, str(base), 8, "none", tolerance=-1.0)
+    assert refused["path"] is None and "only the SavedModel was pushed" in refused["reason"]
+    assert sorted(os.listdir(base)) == ["7"]
