@@ -71,6 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "(gzipped TFRecords), labels.txt and ingest_report.json. "
                     "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr")
     add_config_flags(ingest, INGEST_FIELDS)
+    predict = commands.add_parser(
+        "predict", help="classify image files with a pushed model",
+        description="Print the top classes of each image. Example: imagepipe predict "
+                    "--model outputs/serving/imagepipe digit.png photo.jpg")
+    predict.add_argument("--model", required=True,
+                         help="a SavedModel version folder, a serving base folder (latest "
+                              "version), or a .tflite file with labels.txt beside it")
+    predict.add_argument("--top-k", type=int, default=3, help="classes shown per image")
+    predict.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
+    predict.add_argument("--verbose", action="store_true", default=None,
+                         help="show library logs and tracebacks")
     return parser
 
 
@@ -103,20 +114,31 @@ def _check_output(path: str) -> None:
         raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
 
 
-def _command_run(config: PipelineConfig) -> None:
+def _command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_output(config.output)
     from pipeline import local_runner  # heavy: TensorFlow, TFX, Beam load only here
     local_runner.run(config)
 
 
-def _command_ingest(config: PipelineConfig) -> None:
+def _command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_output(os.path.dirname(config.output) or ".")
     from pipeline import ingest_runner  # heavy: TensorFlow and Beam load only here
     report = ingest_runner.run_ingest(config)
     print(ingest_runner.format_report(report, config.output))
 
 
-COMMANDS = {"run": _command_run, "ingest": _command_ingest}
+def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
+    if args.top_k < 1:
+        raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
+    from pipeline.predict import predict_files  # heavy: TensorFlow loads only here
+    lines, errors = predict_files(args.model, args.images, args.top_k)
+    print("\n".join(lines))
+    if errors:
+        raise UsageError(f"{errors} of {len(args.images)} image(s) could not be read or "
+                         "decoded (see above)")
+
+
+COMMANDS = {"run": _command_run, "ingest": _command_ingest, "predict": _command_predict}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -136,7 +158,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     config = config.replace(output=_local_abspath(config.output),
                             data=_local_abspath(config.data))
     try:
-        COMMANDS[args.command](config)
+        COMMANDS[args.command](config, args)
     except (UsageError, DatasetError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+from PIL import Image
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
@@ -126,6 +127,27 @@ def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
                                                     "model_info.json"]
     info = json.loads(open(os.path.join(pushed["tflite"], "model_info.json")).read())
     assert info["input"]["shape"] == [28, 28, 1] and info["labels"] == [str(i) for i in range(10)]
+
+
+def test_predict_agrees_across_model_kinds_and_names_bad_files(two_runs, tmp_path):
+    out, first, _, _, data = two_runs
+    png = sorted((data / "7").iterdir())[0]
+    jpg = tmp_path / "seven.jpg"
+    Image.open(png).convert("RGB").save(jpg, quality=95)
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not an image")
+    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+    tops = []
+    for model in (first["pushed"]["serving"], str(out / "serving" / "imagepipe"),
+                  os.path.join(first["pushed"]["tflite"], "model.tflite")):
+        result = subprocess.run([script, "predict", "--model", model, "--top-k", "1", str(png),
+                                 str(jpg), str(bad)], capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 2, result.stderr[-2000:]
+        lines = result.stdout.splitlines()
+        assert lines[2] == f"{bad}: error: cannot decode: not an image format PIL recognises"
+        tops.append([line.split(": ")[1].split(" (")[0] for line in lines[:2]])
+    assert tops[0] == tops[1] == tops[2], tops
 
 
 def test_serving_image_agrees_with_serving_default(two_runs):

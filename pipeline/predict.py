@@ -1,0 +1,88 @@
+"""`imagepipe predict`: classify image files with a pushed SavedModel or TFLite file.
+
+    imagepipe predict --model outputs/serving/imagepipe IMAGE...
+
+The model is a SavedModel version folder, a serving base folder (its latest
+version is used), or a `.tflite` file with labels.txt beside it. Images go
+through the same preprocessing as in training: the SavedModel's
+`serving_image` signature embeds the Transform graph; for TFLite, the images
+are decoded and resized by Transform's own functions (modules/preprocessing.py)
+and the normalization is inside the file.
+"""
+import os
+from typing import List, Tuple
+
+import numpy as np
+
+from pipeline.errors import UsageError
+
+
+def resolve_model(path: str) -> Tuple[str, str]:
+    """("saved_model" or "tflite", the path to load), or UsageError naming --model."""
+    if path.endswith(".tflite") and os.path.isfile(path):
+        return "tflite", path
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return "saved_model", path
+    versions = sorted((int(n) for n in os.listdir(path) if n.isdigit() and os.path.isfile(
+        os.path.join(path, n, "saved_model.pb"))) if os.path.isdir(path) else [])
+    if versions:
+        return "saved_model", os.path.join(path, str(versions[-1]))
+    raise UsageError(f"--model {path}: not a SavedModel folder, a serving base folder with "
+                     "versions, or a .tflite file")
+
+
+def _labels(path: str) -> List[str]:
+    with open(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+class Predictor:
+    """probabilities(image bytes) and the labels, for either kind of model."""
+
+    def __init__(self, model: str):
+        import tensorflow as tf  # heavy: loaded only when predicting
+        self.kind, self.path = resolve_model(model)
+        if self.kind == "saved_model":
+            self._serve = tf.saved_model.load(self.path).signatures["serving_image"]
+            self.labels = _labels(os.path.join(self.path, "assets.extra", "labels.txt"))
+        else:
+            interpreter = tf.lite.Interpreter(model_path=self.path)
+            self._runner = interpreter.get_signature_runner("serving_tensor")
+            _, self._size, _, self._channels = self._runner.get_input_details()[
+                "pixels"]["shape"]
+            self.labels = _labels(os.path.join(os.path.dirname(self.path), "labels.txt"))
+
+    def probabilities(self, image: bytes) -> np.ndarray:
+        """The class probabilities of one encoded image; raises if it cannot be decoded."""
+        import tensorflow as tf
+        if self.kind == "saved_model":
+            return self._serve(image_bytes=tf.constant([image]))["probabilities"].numpy()[0]
+        from modules.preprocessing import decode_images
+        pixels = decode_images(tf.constant([image]), int(self._size), int(self._channels))
+        return self._runner(pixels=(pixels * 255.0).numpy())["probabilities"][0]
+
+
+def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[str, float]]:
+    """The k most probable (label, probability) pairs, best first."""
+    order = np.argsort(-probabilities)[:k]
+    return [(labels[i], float(probabilities[i])) for i in order]
+
+
+def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int]:
+    """One line per image, 'path: label (p), ...' or 'path: error: ...'; and the error count."""
+    from components.image_example_gen.encode import BadImageError, decode_fully
+    predictor = Predictor(model)
+    lines, errors = [], 0
+    for path in images:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            decode_fully(data)  # the ingestion's check: a clear reason, not a graph error
+            scores = predictor.probabilities(data)
+        except (OSError, BadImageError) as e:
+            errors += 1
+            lines.append(f"{path}: error: {e.strerror if isinstance(e, OSError) else e}")
+            continue
+        lines.append(f"{path}: " + ", ".join(f"{label} ({p:.3f})"
+                                              for label, p in top_k(scores, predictor.labels, k)))
+    return lines, errors
