@@ -17,14 +17,14 @@ pytestmark = pytest.mark.slow
 RESOLVER = "latest_blessed_model_resolver"  # resolvers re-query MLMD on every run, by design
 
 
-def _run(data, output):
+def _run(data, output, *extra):
     script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     result = subprocess.run(
         [script, "run", "--data", str(data), "--output", str(output), "--train-steps", "30",
          "--eval-steps", "2", "--accuracy-threshold", "0", "--tensorboard-update-freq", "10",
          # Float32 TFLite agrees with the SavedModel to 1e-5, so the gate cannot flake
          # on 20 eval images; quantized gates are tested in tests/components/image_pusher.
-         "--quantize", "none"],
+         "--quantize", "none", *extra],
         capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads((output / "summary.json").read_text()), result.stdout
@@ -179,3 +179,18 @@ def test_second_identical_run_is_cached_and_much_faster(two_runs):
     assert second["pushed"]["serving"] == first["pushed"]["serving"]
     assert os.listdir(out / "serving" / "imagepipe") == [
         os.path.basename(first["pushed"]["serving"])]
+
+
+# Last in this file: it adds a run to the output folder the tests above inspect.
+def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_runs):
+    out, first, _, _, data = two_runs
+    # One step at a tiny learning rate: an untrained model, far below the first run's.
+    worse, stdout = _run(data, out, "--train-steps", "1", "--learning-rate", "1e-7")
+    assert worse["eval"]["baseline_accuracy"] == pytest.approx(first["eval"]["accuracy"])
+    assert worse["eval"]["accuracy"] < first["eval"]["accuracy"] - 0.01
+    assert worse["eval"]["blessed"] is False
+    assert "accuracy change vs baseline" in worse["eval"]["reason"]
+    assert worse["pushed"] == {"serving": None, "tflite": None, "version": None,
+                               "tflite_gate": None}
+    assert os.listdir(out / "serving" / "imagepipe") == [str(first["pushed"]["version"])]
+    assert "NOT blessed" in stdout
