@@ -69,7 +69,7 @@ def main(argv=None) -> dict:
     from components.image_pusher import tflite
     saved_model = summary["pushed"]["serving"]
     serve = tf.saved_model.load(saved_model).signatures[tflite.SIGNATURE]
-    size, _, channels = serve.structured_input_signature[1]["pixels"].shape.as_list()[1:]
+    size, _, channels = tflite.input_shape(saved_model)
     examples = summary["data"]["examples_uri"]
     pixels, labels = tflite.split_pixels(os.path.join(examples, "Split-eval"), size, channels)
     representative, _ = tflite.split_pixels(os.path.join(examples, "Split-train"), size,

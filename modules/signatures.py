@@ -17,6 +17,7 @@ import tensorflow_transform as tft
 import tf_keras as keras
 
 from components.image_example_gen.encode import IMAGE_KEY
+from components.image_example_gen.labels import LABELS_FILE
 from modules.preprocessing import IMAGE_XF
 
 NORMALIZATION_FILE = "normalization.json"
@@ -92,7 +93,7 @@ def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[s
     model.save(path, save_format="tf", signatures=signatures, include_optimizer=False)
     extra = os.path.join(path, "assets.extra")
     tf.io.gfile.makedirs(extra)
-    with tf.io.gfile.GFile(os.path.join(extra, "labels.txt"), "w") as f:
+    with tf.io.gfile.GFile(os.path.join(extra, LABELS_FILE), "w") as f:
         f.write("".join(name + "\n" for name in labels))
     with tf.io.gfile.GFile(os.path.join(extra, NORMALIZATION_FILE), "w") as f:
         json.dump({"mean": [float(v) for v in np.ravel(mean)],

@@ -17,7 +17,7 @@ from absl import logging
 from tfx import v1 as tfx
 from tfx_bsl.public import tfxio
 
-from components.image_example_gen.ingest import LABELS_FILE
+from components.image_example_gen.labels import LABELS_FILE, read_labels as read_label_file
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
@@ -31,8 +31,7 @@ def read_labels(file_pattern: str) -> List[str]:
     `file_pattern` is one of FnArgs.train_files: `<examples uri>/Split-train/*`.
     """
     examples_uri = os.path.dirname(os.path.dirname(file_pattern))
-    with tf.io.gfile.GFile(os.path.join(examples_uri, LABELS_FILE)) as f:
-        return [line.rstrip("\n") for line in f if line.strip()]
+    return read_label_file(os.path.join(examples_uri, LABELS_FILE))
 
 
 def epoch_plan(train_steps: int, max_epochs: int = 10):

@@ -14,6 +14,7 @@ from typing import List, Tuple
 
 import numpy as np
 
+from components.image_pusher.versions import versions
 from pipeline.errors import UsageError
 
 
@@ -23,17 +24,12 @@ def resolve_model(path: str) -> Tuple[str, str]:
         return "tflite", path
     if os.path.isfile(os.path.join(path, "saved_model.pb")):
         return "saved_model", path
-    versions = sorted((int(n) for n in os.listdir(path) if n.isdigit() and os.path.isfile(
-        os.path.join(path, n, "saved_model.pb"))) if os.path.isdir(path) else [])
-    if versions:
-        return "saved_model", os.path.join(path, str(versions[-1]))
+    complete = [v for v in versions(path)
+                if os.path.isfile(os.path.join(path, str(v), "saved_model.pb"))]
+    if complete:
+        return "saved_model", os.path.join(path, str(complete[-1]))
     raise UsageError(f"--model {path}: not a SavedModel folder, a serving base folder with "
                      "versions, or a .tflite file")
-
-
-def _labels(path: str) -> List[str]:
-    with open(path) as f:
-        return [line.rstrip("\n") for line in f if line.strip()]
 
 
 class Predictor:
@@ -41,16 +37,18 @@ class Predictor:
 
     def __init__(self, model: str):
         import tensorflow as tf  # heavy: loaded only when predicting
+
+        from components.image_example_gen.labels import LABELS_FILE, read_labels
         self.kind, self.path = resolve_model(model)
         if self.kind == "saved_model":
             self._serve = tf.saved_model.load(self.path).signatures["serving_image"]
-            self.labels = _labels(os.path.join(self.path, "assets.extra", "labels.txt"))
+            self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
         else:
             interpreter = tf.lite.Interpreter(model_path=self.path)
             self._runner = interpreter.get_signature_runner("serving_tensor")
             _, self._size, _, self._channels = self._runner.get_input_details()[
                 "pixels"]["shape"]
-            self.labels = _labels(os.path.join(os.path.dirname(self.path), "labels.txt"))
+            self.labels = read_labels(os.path.join(os.path.dirname(self.path), LABELS_FILE))
 
     def probabilities(self, image: bytes) -> np.ndarray:
         """The class probabilities of one encoded image; raises if it cannot be decoded."""

@@ -9,7 +9,7 @@ import collections
 import dataclasses
 import json
 import os
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
@@ -17,12 +17,12 @@ from apache_beam.transforms.window import GlobalWindows
 
 from components.image_example_gen import encode, parallel, shards
 from components.image_example_gen.folder_tree import ImageFile, Listing
+from components.image_example_gen.labels import LABELS_FILE  # noqa: F401 (re-exported)
 from components.image_example_gen.options import SPLITS, IngestOptions, split_index  # noqa: F401
 from components.image_example_gen.readers import read_file_job, read_unit
 from components.image_example_gen.shard_writer import is_local, shard_name, write_shard
 
 REPORT_FILE = "ingest_report.json"
-LABELS_FILE = "labels.txt"
 _SKIPPED = "skipped"
 _FACTS = "facts"
 

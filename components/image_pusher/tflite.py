@@ -46,6 +46,12 @@ def convert(saved_model_dir: str, quantize: str,
     return converter.convert()
 
 
+def input_shape(saved_model_dir: str) -> List[int]:
+    """[size, size, channels] of the SavedModel's serving_tensor signature."""
+    signature = tf.saved_model.load(saved_model_dir).signatures[SIGNATURE]
+    return signature.structured_input_signature[1]["pixels"].shape.as_list()[1:]
+
+
 def tflite_probabilities(model: bytes, pixels: np.ndarray, batch: int = 64) -> np.ndarray:
     """Runs the .tflite model's signature over `pixels`, `batch` images at a time."""
     runner = tf.lite.Interpreter(model_content=model).get_signature_runner(SIGNATURE)

@@ -5,19 +5,12 @@ import shutil
 import tempfile
 from typing import Optional
 
-import tensorflow as tf
-
+from components.image_example_gen.labels import LABELS_FILE, read_labels
 from components.image_pusher import tflite
 from components.image_pusher.versions import publish
 from modules.signatures import NORMALIZATION_FILE
 
 REPRESENTATIVE_IMAGES = 200
-
-
-def _input_shape(saved_model_dir: str) -> list:
-    """[size, size, channels] of the serving_tensor signature."""
-    signature = tf.saved_model.load(saved_model_dir).signatures[tflite.SIGNATURE]
-    return signature.structured_input_signature[1]["pixels"].shape.as_list()[1:]
 
 
 def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version: int,
@@ -26,7 +19,7 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
 
     Returns {"path": the version folder or None, "parity": parity(...), "reason"}.
     """
-    size, _, channels = _input_shape(saved_model_dir)
+    size, _, channels = tflite.input_shape(saved_model_dir)
     pixels, labels = tflite.split_pixels(os.path.join(examples_uri, "Split-eval"), size, channels)
     representative: Optional = None
     if quantize == "int8":
@@ -40,8 +33,7 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
                           f"{tolerance} below the SavedModel's {parity['saved_model_accuracy']:.4f}"
                           f" on the eval split; only the SavedModel was pushed"}
     extra = os.path.join(saved_model_dir, "assets.extra")
-    with open(os.path.join(extra, "labels.txt")) as f:
-        names = [line.rstrip("\n") for line in f if line.strip()]
+    names = read_labels(os.path.join(extra, LABELS_FILE))
     with open(os.path.join(extra, NORMALIZATION_FILE)) as f:
         normalization = json.load(f)
     os.makedirs(base_dir, exist_ok=True)
@@ -50,7 +42,7 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
     try:
         with open(os.path.join(staging, "model.tflite"), "wb") as f:
             f.write(model)
-        shutil.copy(os.path.join(extra, "labels.txt"), os.path.join(staging, "labels.txt"))
+        shutil.copy(os.path.join(extra, LABELS_FILE), os.path.join(staging, LABELS_FILE))
         info = tflite.model_info([size, size, channels], normalization["mean"],
                                  normalization["std"], names, quantize, version)
         with open(os.path.join(staging, "model_info.json"), "w") as f:

@@ -10,6 +10,6 @@ def test_models_config_lists_each_model_with_its_absolute_base_path(tmp_path):
     text = (tmp_path / "models.config").read_text()
     assert text.count("config {") == 2
     assert f'base_path: "{tmp_path / "digits"}"' in text
-    assert f'name: "flowers"' in text
+    assert 'name: "flowers"' in text
     assert "partial" not in text
     assert "max_batch_size" in (tmp_path / "batching.config").read_text()

@@ -5,7 +5,6 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras as keras
 
 from components.image_pusher import tflite
 from components.image_pusher.tflite_push import push_tflite
