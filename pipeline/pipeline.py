@@ -28,7 +28,8 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
 
     The thresholds bind the overall slice only. Per-class slices are computed
     for reporting; thresholding them too would let one hard class veto a
-    model whose overall accuracy passes.
+    model whose overall accuracy passes. The confusion matrix (argmax, the
+    plot's default threshold 0.0) is for reports too; summary.json carries it.
     """
     threshold = tfma.MetricThreshold(
         value_threshold=tfma.GenericValueThreshold(
@@ -44,7 +45,8 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
         model_specs=[tfma.ModelSpec(signature_name="serving_default", label_key=LABEL_KEY,
                                     prediction_key="probabilities")],
         slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[LABEL_KEY])],
-        metrics_specs=[tfma.MetricsSpec(metrics=[accuracy])])
+        metrics_specs=[tfma.MetricsSpec(metrics=[
+            accuracy, tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")])])
 
 
 def create_components(config: PipelineConfig, image_size: int, channels: int) -> List:

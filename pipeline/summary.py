@@ -89,6 +89,31 @@ def _accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]
     return overall, per_label
 
 
+def confusion_matrix(evaluation_uri: str, num_classes: int) -> Optional[List[List[int]]]:
+    """The candidate's overall confusion matrix, counts[actual][predicted], or None.
+
+    From TFMA's MultiClassConfusionMatrixPlot at threshold 0.0, i.e. argmax, the
+    same prediction the accuracy metric scores.
+    """
+    for plots in tfma.load_plots(evaluation_uri):
+        if plots.slice_key.single_slice_keys:
+            continue
+        for item in plots.plot_keys_and_values:
+            if item.key.model_name not in ("", "candidate"):
+                continue
+            matrices = item.value.multi_class_confusion_matrix_at_thresholds.matrices
+            if not matrices:
+                continue
+            counts = [[0] * num_classes for _ in range(num_classes)]
+            for entry in matrices[0].entries:
+                if 0 <= entry.actual_class_id < num_classes and \
+                        0 <= entry.predicted_class_id < num_classes:
+                    counts[entry.actual_class_id][entry.predicted_class_id] = \
+                        round(entry.num_weighted_examples)
+            return counts
+    return None
+
+
 def _failure_text(failure) -> str:
     """One TFMA threshold failure, e.g. 'accuracy change vs baseline -0.0300 < -0.01'."""
     key, threshold = failure.metric_key, failure.metric_threshold
@@ -114,7 +139,7 @@ def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float
 def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) -> dict:
     if evaluator is None:
         return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
-                "blessed": False, "reason": "the Evaluator did not run"}
+                "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run"}
     outputs = _outputs(store, evaluator)
     uri = outputs["ModelEvaluation"].uri
     accuracies, per_label = _accuracies(uri)
@@ -123,6 +148,8 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
             "baseline_accuracy": baseline,
             # null for a class with no eval images (TFMA then has no slice for it)
             "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
+            # rows: actual class, columns: predicted class, in `data.classes` order
+            "confusion_matrix": confusion_matrix(uri, len(classes)),
             "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1,
             "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
 

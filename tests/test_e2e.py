@@ -91,6 +91,14 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     eval_counts = first["data"]["per_class"]["eval"]
     assert all((v is None) == (eval_counts[k] == 0) for k, v in per_class.items())
     assert all(0.0 <= v <= 1.0 for v in per_class.values() if v is not None)
+    # The confusion matrix counts every eval image once and agrees with both accuracies.
+    matrix = np.array(first["eval"]["confusion_matrix"])
+    assert matrix.shape == (10, 10)
+    assert matrix.sum(axis=1).tolist() == [eval_counts[str(i)] for i in range(10)]
+    assert np.trace(matrix) / matrix.sum() == pytest.approx(first["eval"]["accuracy"])
+    for i, accuracy in enumerate(per_class.values()):
+        if accuracy is not None:
+            assert matrix[i, i] / matrix[i].sum() == pytest.approx(accuracy)
     assert first["eval"]["reason"] == "accuracy >= threshold 0.0; no blessed baseline yet"
     assert set(first["timings_s"]) == set(COMPONENT_IDS) | {"total"}
     assert first["timings_s"]["total"] >= first["timings_s"]["Trainer"] > 0

@@ -48,9 +48,14 @@ def make_tfrecords(root):
     return root, None
 
 
+# An untrained model (one step at a tiny learning rate) cannot reach accuracy 1.0
+# on 4 classes, so the tfrecord case also proves an impossible bar blocks the push.
+IMPOSSIBLE = ["--accuracy-threshold", "1", "--train-steps", "1", "--learning-rate", "1e-7"]
+
+
 @pytest.mark.parametrize("make, fmt, flags", [
-    (make_idx, "idx", []),
-    (make_tfrecords, "tfrecord", ["--image-key", "jpeg", "--label-key", "y"]),
+    (make_idx, "idx", ["--accuracy-threshold", "0"]),
+    (make_tfrecords, "tfrecord", ["--image-key", "jpeg", "--label-key", "y", *IMPOSSIBLE]),
 ])
 def test_run_works_on_the_format(tmp_path, make, fmt, flags):
     (tmp_path / "data").mkdir()
@@ -58,8 +63,8 @@ def test_run_works_on_the_format(tmp_path, make, fmt, flags):
     script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     result = subprocess.run(
         [script, "run", "--data", str(data), "--output", str(tmp_path / "out"), *flags,
-         "--train-steps", "20", "--eval-steps", "1", "--batch-size", "8",
-         "--accuracy-threshold", "0"], capture_output=True, text=True, timeout=900)
+         "--train-steps", "20", "--eval-steps", "1", "--batch-size", "8", *flags],
+        capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["data"]["format"] == fmt
@@ -67,4 +72,12 @@ def test_run_works_on_the_format(tmp_path, make, fmt, flags):
     if splits:
         assert summary["data"]["splits"] == splits
     assert summary["data"]["shapes"] == {"16x16x1": sum(summary["data"]["splits"].values())}
-    assert summary["eval"]["accuracy"] is not None and summary["pushed"]["serving"]
+    evaluation, pushed = summary["eval"], summary["pushed"]
+    if "1e-7" in flags:
+        assert evaluation["accuracy"] < 1.0 and evaluation["blessed"] is False
+        assert evaluation["reason"] == f"accuracy {evaluation['accuracy']:.4f} < threshold 1.0"
+        assert set(pushed.values()) == {None}
+        assert not (tmp_path / "out" / "serving").exists()
+        assert not (tmp_path / "out" / "tflite").exists()
+    else:
+        assert evaluation["blessed"] is True and pushed["serving"]
