@@ -79,9 +79,9 @@ def main(argv=None) -> dict:
                       pixels, labels)}]
     for quantize in tflite.QUANTIZATIONS:
         model = tflite.convert(saved_model, quantize, representative)
-        runner = tf.lite.Interpreter(model_content=model).get_signature_runner(tflite.SIGNATURE)
+        runner = tflite.Runner(model)
         rows.append({"model": f"tflite-{quantize}", "bytes": len(model),
-                     **_timed(lambda x: runner(pixels=x)["probabilities"], pixels, labels)})
+                     **_timed(lambda x: runner(x)["probabilities"], pixels, labels)})
     base = rows[0]
     for row in rows:
         row["size_ratio"] = row["bytes"] / base["bytes"]

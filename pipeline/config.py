@@ -85,7 +85,7 @@ class PipelineConfig:
                                        "least this. Example: --accuracy-threshold 0.95")
     baseline_tolerance: float = _field(0.01, "Bless only if accuracy >= the last blessed "
                                        "model's minus this (absolute).")
-    quantize: str = _field("dynamic", "TFLite conversion of the blessed model: none, dynamic "
+    quantize: str = _field("int8", "TFLite conversion of the blessed model: none, dynamic "
                            "(dynamic-range int8 weights), float16, or int8 (full integer, "
                            "calibrated on the train split).",
                            choices=("none", "dynamic", "float16", "int8"))

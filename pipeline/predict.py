@@ -44,10 +44,9 @@ class Predictor:
             self._serve = tf.saved_model.load(self.path).signatures["serving_image"]
             self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
         else:
-            interpreter = tf.lite.Interpreter(model_path=self.path)
-            self._runner = interpreter.get_signature_runner("serving_tensor")
-            _, self._size, _, self._channels = self._runner.get_input_details()[
-                "pixels"]["shape"]
+            from components.image_pusher.tflite import Runner
+            self._runner = Runner(model_path=self.path)
+            self._size, _, self._channels = self._runner.input_shape
             self.labels = read_labels(os.path.join(os.path.dirname(self.path), LABELS_FILE))
 
     def probabilities(self, image: bytes) -> np.ndarray:
@@ -57,7 +56,7 @@ class Predictor:
             return self._serve(image_bytes=tf.constant([image]))["probabilities"].numpy()[0]
         from modules.preprocessing import decode_images
         pixels = decode_images(tf.constant([image]), int(self._size), int(self._channels))
-        return self._runner(pixels=(pixels * 255.0).numpy())["probabilities"][0]
+        return self._runner((pixels * 255.0).numpy())["probabilities"][0]
 
 
 def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[str, float]]:
