@@ -31,7 +31,10 @@ class Plan:
 
 def _tpu_strategy(address: str, resolver_factory: Callable) -> tf.distribute.Strategy:
     """Connects to the TPU cluster, initializes it, and returns a TPUStrategy."""
-    resolver = resolver_factory(tpu="" if address == "local" else address)
+    # "local" means chips attached to this VM (a TPU VM, e.g. a GKE TPU node): the
+    # resolver then skips the Cloud TPU API. An empty name would instead ask that
+    # API (TPU_NAME, GCE metadata) and fails on GKE.
+    resolver = resolver_factory(tpu=address)
     if address != "local":  # a TPU VM's own chips need no remote connection
         tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)

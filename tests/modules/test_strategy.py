@@ -47,8 +47,13 @@ def test_local_tpu_vm_needs_no_remote_connection(monkeypatch):
     fake = _FakeTPU(monkeypatch, cores=4)
     plan = select_strategy("local", 8, resolver_factory=fake.resolver)
     assert [c[0] for c in fake.calls] == ["resolve", "initialize", "strategy"]
-    assert fake.calls[0] == ("resolve", "")
+    assert fake.calls[0] == ("resolve", "local")
     assert plan.global_batch == 32
+
+
+def test_the_real_resolver_takes_local_without_any_cloud_api():
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")
+    assert resolver.master() == "" and resolver.cluster_spec().as_dict() == {}
 
 
 def test_tpu_batch_must_be_a_multiple_of_8(monkeypatch):
