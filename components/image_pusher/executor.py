@@ -38,12 +38,17 @@ class Executor(pusher_executor.Executor):
             exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
         base = destination.filesystem.base_directory
         version = next_version(base)
-        serving_path = publish(model_path, base, version)
+        serving_path = publish(model_path, base, version, source_uri=self._model_uri(input_dict))
         write_serving_configs(os.path.dirname(base))
         self._push_tflite(input_dict, exec_properties, model_path, version, model_push)
         io_utils.copy_dir(model_path, model_push.uri)
         self._MarkPushed(model_push, pushed_destination=serving_path,
                          pushed_version=str(version))
+
+    @staticmethod
+    def _model_uri(input_dict) -> str:
+        return artifact_utils.get_single_instance(
+            input_dict[standard_component_specs.MODEL_KEY]).uri
 
     def _push_tflite(self, input_dict, exec_properties, model_path, version, model_push):
         """The TFLite version, if configured; the outcome goes into custom properties."""

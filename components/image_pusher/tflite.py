@@ -6,7 +6,6 @@ On device, decode and resize the image as Transform does (modules/
 preprocessing.py: decode, convert channels, resize with antialiasing to the
 model's size); the per-channel normalization is inside the .tflite file.
 """
-import glob
 import os
 import tempfile
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -139,7 +138,7 @@ def parity(saved_model_dir: str, model: bytes, pixels: np.ndarray, labels: np.nd
 
 
 def _records(split_dir: str) -> Iterator[tf.train.Example]:
-    files = sorted(glob.glob(f"{split_dir}/*.gz"))
+    files = sorted(tf.io.gfile.glob(f"{split_dir}/*.gz"))
     for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
         yield tf.train.Example.FromString(record.numpy())
 

@@ -5,6 +5,8 @@ import shutil
 import tempfile
 from typing import Optional
 
+import tensorflow as tf
+
 from components.image_example_gen.labels import LABELS_FILE, read_labels
 from components.image_pusher import tflite
 from components.image_pusher.versions import publish
@@ -34,20 +36,20 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
                           f" on the eval split; only the SavedModel was pushed"}
     extra = os.path.join(saved_model_dir, "assets.extra")
     names = read_labels(os.path.join(extra, LABELS_FILE))
-    with open(os.path.join(extra, NORMALIZATION_FILE)) as f:
+    with tf.io.gfile.GFile(os.path.join(extra, NORMALIZATION_FILE)) as f:
         normalization = json.load(f)
-    os.makedirs(base_dir, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".staging-", dir=base_dir)  # hidden, same filesystem
-    os.chmod(staging, 0o755)  # mkdtemp's 0700 would hide the version from other users
+    # Staged locally, then published: the destination may be an object store.
+    staging = tempfile.mkdtemp(prefix="imagepipe-tflite-")
     try:
         with open(os.path.join(staging, "model.tflite"), "wb") as f:
             f.write(model)
-        shutil.copy(os.path.join(extra, LABELS_FILE), os.path.join(staging, LABELS_FILE))
+        tf.io.gfile.copy(os.path.join(extra, LABELS_FILE), os.path.join(staging, LABELS_FILE))
         info = tflite.model_info([size, size, channels], normalization["mean"],
                                  normalization["std"], names, quantize, version)
         with open(os.path.join(staging, "model_info.json"), "w") as f:
             json.dump({**info, "parity": parity}, f, indent=2, ensure_ascii=False)
-        path = publish(staging, base_dir, version)
+        os.chmod(staging, 0o755)  # mkdtemp's 0700 would hide the version from other users
+        path = publish(staging, base_dir, version, commit_file="model.tflite")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {"path": path, "parity": parity, "reason": "passed the parity gate"}

@@ -1,26 +1,55 @@
-"""Versioned, atomic pushes into a TF Serving model base directory.
+"""Versioned pushes into a TF Serving model base directory, never half-visible.
 
 TF Serving loads the highest numeric subdirectory of a model's base path as
 soon as it appears. TFX's stock Pusher copies the SavedModel straight into
 `<base>/<unix time>/` (saved_model.pb last), so a crash mid-copy leaves a
 numeric folder that a server may try to load, and two pushes within a second
-share a version. Here the copy goes to a hidden, non-numeric sibling, which
-TF Serving ignores, and is renamed to its version when complete: on a local
-or POSIX filesystem the rename is atomic.
+share a version.
+
+Local (POSIX) destinations: the copy goes to a hidden, non-numeric sibling,
+which TF Serving ignores, and is renamed to its version when complete; the
+rename is atomic. Object stores (gs://, s3://) have no atomic folder rename
+(TF's GCS filesystem renames object by object, in name order, which would put
+saved_model.pb before the variables). There, files are copied into the
+version folder with saved_model.pb last: until it exists, TF Serving cannot
+load the folder and retries, and once it exists everything it references does.
+
+Every pushed version records where it came from (`PROVENANCE_FILE` in its
+assets.extra, which TF Serving ignores), so the Kubeflow target's baseline
+step can tell the candidate's own push from the previous blessed model's.
 """
+import json
 import os
 import shutil
 import time
 import uuid
-from typing import List
+from typing import List, Optional
+
+PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
+COMMIT_FILE = "saved_model.pb"  # written last on object stores
+
+
+def is_local(path: str) -> bool:
+    return "://" not in str(path)
+
+
+def _gfile():
+    import tensorflow as tf  # only for object stores: keeps the local path light
+    return tf.io.gfile
 
 
 def versions(base_dir: str) -> List[int]:
     """The numeric version folders under `base_dir`, ascending."""
-    if not os.path.isdir(base_dir):
+    base_dir = str(base_dir)
+    if is_local(base_dir):
+        if not os.path.isdir(base_dir):
+            return []
+        return sorted(int(n) for n in os.listdir(base_dir)
+                      if n.isdigit() and os.path.isdir(os.path.join(base_dir, n)))
+    gfile = _gfile()
+    if not gfile.isdir(base_dir):
         return []
-    return sorted(int(n) for n in os.listdir(base_dir)
-                  if n.isdigit() and os.path.isdir(os.path.join(base_dir, n)))
+    return sorted(int(n.rstrip("/")) for n in gfile.listdir(base_dir) if n.rstrip("/").isdigit())
 
 
 def next_version(base_dir: str) -> int:
@@ -34,21 +63,78 @@ def next_version(base_dir: str) -> int:
     return max(int(time.time()), existing[-1] + 1 if existing else 0)
 
 
-def publish(source_dir: str, base_dir: str, version: int) -> str:
-    """Copies `source_dir` to `<base_dir>/<version>` atomically; returns that path.
+def provenance(version_dir: str) -> Optional[dict]:
+    """The push record of a version folder, or None (pushed by something else)."""
+    path = os.path.join(str(version_dir), PROVENANCE_FILE)
+    try:
+        if is_local(path):
+            with open(path) as f:
+                return json.load(f)
+        gfile = _gfile()
+        if not gfile.exists(path):
+            return None
+        with gfile.GFile(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
-    Raises FileExistsError if the version exists. On any failure the partial
-    copy is removed and no version folder appears.
+
+def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COMMIT_FILE,
+            source_uri: Optional[str] = None) -> str:
+    """Copies `source_dir` to `<base_dir>/<version>`, never half-visible; returns that path.
+
+    `commit_file` is the file copied last on object stores. With `source_uri`
+    (the pushed Model artifact's URI), a provenance record is added. Raises
+    FileExistsError if the version exists. On any failure the partial copy is
+    removed.
     """
+    base_dir = str(base_dir)
     final = os.path.join(base_dir, str(version))
+    extra = {} if source_uri is None else {PROVENANCE_FILE: json.dumps(
+        {"version": version, "source_uri": source_uri, "pushed_at": time.time()})}
+    if not is_local(base_dir):
+        return _publish_to_object_store(str(source_dir), final, commit_file, extra)
     if os.path.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten")
     os.makedirs(base_dir, exist_ok=True)
     partial = os.path.join(base_dir, f".{version}.partial-{uuid.uuid4().hex[:8]}")
     try:
         shutil.copytree(source_dir, partial)
+        for rel, text in extra.items():
+            os.makedirs(os.path.dirname(os.path.join(partial, rel)), exist_ok=True)
+            with open(os.path.join(partial, rel), "w") as f:
+                f.write(text)
         os.rename(partial, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return final
+
+
+def _publish_to_object_store(source_dir: str, final: str, commit_file: str,
+                             extra: dict) -> str:
+    """File by file into `final`, `commit_file` last (see the module docstring)."""
+    gfile = _gfile()
+    if gfile.exists(final):
+        raise FileExistsError(f"{final} already exists; versions are never overwritten")
+    files = []
+    for root, _, names in gfile.walk(source_dir):
+        files += [os.path.relpath(os.path.join(root, n), source_dir) for n in names]
+    files.sort(key=lambda rel: rel == commit_file)  # stable: the commit file moves last
+    try:
+        for rel, text in extra.items():
+            _write(gfile, os.path.join(final, rel), text)
+        for rel in files:
+            gfile.makedirs(os.path.dirname(os.path.join(final, rel)))
+            gfile.copy(os.path.join(source_dir, rel), os.path.join(final, rel))
+    except BaseException:
+        if gfile.exists(final):
+            gfile.rmtree(final)
+        raise
+    return final
+
+
+def _write(gfile, path: str, text: str) -> None:
+    gfile.makedirs(os.path.dirname(path))
+    with gfile.GFile(path, "w") as f:
+        f.write(text)

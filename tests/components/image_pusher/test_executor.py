@@ -6,6 +6,7 @@ from tfx.proto import pusher_pb2
 from tfx.utils import proto_utils
 
 from components.image_pusher.executor import Executor
+from components.image_pusher.versions import provenance
 
 
 def _run(tmp_path, blessed: bool):
@@ -35,8 +36,9 @@ def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path):
     version = pushed.get_string_custom_property("pushed_version")
     destination = pushed.get_string_custom_property("pushed_destination")
     assert destination == str(tmp_path / "serving" / "digits" / version)
-    assert os.listdir(destination) == sorted(os.listdir(destination)) and \
-        set(os.listdir(destination)) == {"saved_model.pb", "variables"}
+    assert set(os.listdir(destination)) == {"saved_model.pb", "variables", "assets.extra"}
+    # Which Model artifact it came from: the Kubeflow target's baseline step reads it.
+    assert provenance(destination)["source_uri"] == str(tmp_path / "model")
     assert set(os.listdir(tmp_path / "serving")) == {"digits", "models.config",
                                                      "batching.config"}
 

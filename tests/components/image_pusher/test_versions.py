@@ -62,3 +62,34 @@ def test_an_existing_version_is_never_overwritten(tmp_path):
     versions.publish(model, base, 3)
     with pytest.raises(FileExistsError, match="never overwritten"):
         versions.publish(model, base, 3)
+
+
+def test_object_stores_get_every_file_before_saved_model_pb(tmp_path, monkeypatch):
+    import tensorflow as tf
+    base = "ram://versions-test/serving/m"
+    order = []
+    real_copy = tf.io.gfile.copy
+    monkeypatch.setattr(tf.io.gfile, "copy", lambda src, dst, *a, **k: (
+        order.append(os.path.basename(dst)), real_copy(src, dst, *a, **k)))
+    path = versions.publish(str(_model(tmp_path)), base, 8, source_uri="uri://model")
+    assert order[-1] == "saved_model.pb" and "variables.index" in order
+    assert versions.versions(base) == [8] and versions.next_version(base) > 8
+    assert versions.provenance(path)["source_uri"] == "uri://model"
+    with pytest.raises(FileExistsError):
+        versions.publish(str(_model(tmp_path)), base, 8)
+
+
+def test_an_object_store_push_that_fails_removes_its_files(tmp_path, monkeypatch):
+    import tensorflow as tf
+    base = "ram://versions-test-fail/serving/m"
+    real_copy = tf.io.gfile.copy
+
+    def failing(src, dst, *args, **kwargs):
+        if dst.endswith("saved_model.pb"):
+            raise OSError("quota exceeded")
+        return real_copy(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(tf.io.gfile, "copy", failing)
+    with pytest.raises(OSError, match="quota"):
+        versions.publish(str(_model(tmp_path)), base, 9)
+    assert versions.versions(base) == []
