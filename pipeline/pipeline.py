@@ -1,7 +1,8 @@
 """The TFX DAG: ingest -> validate -> transform -> train -> evaluate -> push.
 
-Runner-agnostic: the local runner (and later the Kubeflow compiler) calls
-`create_pipeline` with the one config and adds only its environment.
+Runner-agnostic: the local runner and the Kubeflow/Vertex compiler call
+`create_components` with the one config and add only their environment. The
+one difference between targets is how the baseline model is found (BASELINES).
 """
 from typing import List
 
@@ -11,14 +12,24 @@ from tfx import v1 as tfx
 from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
 from components.image_example_gen.component import ImageExampleGen
+from components.image_evaluator.component import ImageEvaluator
 from components.image_example_gen.encode import LABEL_KEY
 from components.image_pusher.component import ImagePusher
+from components.pushed_baseline.component import PushedBaseline
 from pipeline.config import PipelineConfig
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
 COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
                  "Transform", "Trainer", "latest_blessed_model_resolver", "Evaluator",
                  "Pusher")
+# How each target finds the last blessed model:
+#   mlmd:   a resolver querying ML Metadata, skipping the candidate (local runs);
+#   vertex: TFX's stock LatestBlessedModelStrategy resolver, the only kind (with
+#           LatestArtifactStrategy) the Kubeflow V2 compiler accepts; Vertex runs it;
+#   pushed: the newest version in the push destination (open-source KFP, which
+#           cannot run resolvers); see components/pushed_baseline/latest.py.
+BASELINES = ("mlmd", "vertex", "pushed")
+BASELINE_ID = "latest_blessed_model_resolver"
 PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
 RUN_FN = "modules.trainer.run_fn"
 
@@ -49,7 +60,32 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
             accuracy, tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")])])
 
 
-def create_components(config: PipelineConfig, image_size: int, channels: int) -> List:
+def _baseline(kind: str, config: PipelineConfig, trainer):
+    """The node whose `model` output is the baseline for the Evaluator (see BASELINES)."""
+    model_type = tfx.types.standard_artifacts.Model
+    blessing_type = tfx.types.standard_artifacts.ModelBlessing
+    if kind == "mlmd":
+        node = tfx.dsl.Resolver(
+            strategy_class=LatestBlessedOtherModelStrategy,
+            **{strategy.MODEL: tfx.dsl.Channel(type=model_type),
+               strategy.BLESSING: tfx.dsl.Channel(type=blessing_type),
+               strategy.CANDIDATE: trainer.outputs["model"]})
+    elif kind == "vertex":
+        node = tfx.dsl.Resolver(
+            strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
+            model=tfx.dsl.Channel(type=model_type),
+            model_blessing=tfx.dsl.Channel(type=blessing_type))
+    elif kind == "pushed":
+        # Not a resolver, so not named like one.
+        return PushedBaseline(candidate=trainer.outputs["model"],
+                              serving_dir=config.serving_dir).with_id("pushed_baseline")
+    else:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {kind!r}")
+    return node.with_id(BASELINE_ID)
+
+
+def create_components(config: PipelineConfig, image_size: int, channels: int,
+                      baseline_kind: str = "mlmd") -> List:
     """The components in execution order; image size and channels are resolved already."""
     example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
     statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
@@ -73,16 +109,11 @@ def create_components(config: PipelineConfig, image_size: int, channels: int) ->
         train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps),
         custom_config=config.trainer_config())
-    baseline = tfx.dsl.Resolver(
-        strategy_class=LatestBlessedOtherModelStrategy,
-        **{strategy.MODEL: tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
-           strategy.BLESSING: tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
-           strategy.CANDIDATE: trainer.outputs["model"]},
-    ).with_id("latest_blessed_model_resolver")
-    evaluator = tfx.components.Evaluator(
+    baseline = _baseline(baseline_kind, config, trainer)
+    evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
-        example_splits=["eval"])
+        example_splits=["eval"]).with_id("Evaluator")
     pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=tfx.proto.PushDestination(
@@ -95,13 +126,19 @@ def create_components(config: PipelineConfig, image_size: int, channels: int) ->
 
 
 def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
-                    beam_pipeline_args: List[str]) -> tfx.dsl.Pipeline:
-    """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`."""
+                    beam_pipeline_args: List[str],
+                    baseline_kind: str = "mlmd") -> tfx.dsl.Pipeline:
+    """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`.
+
+    The SQLite ML Metadata store is local runs' only; on KFP and Vertex the
+    orchestrator brings its own.
+    """
+    metadata = (tfx.orchestration.metadata.sqlite_metadata_connection_config(
+        config.metadata_path) if baseline_kind == "mlmd" else None)
     return tfx.dsl.Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.pipeline_root,
-        components=create_components(config, image_size, channels),
+        components=create_components(config, image_size, channels, baseline_kind),
         enable_cache=True,
-        metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
-            config.metadata_path),
+        metadata_connection_config=metadata,
         beam_pipeline_args=beam_pipeline_args)

@@ -1,0 +1,1 @@
+"""ImageEvaluator: TFX's Evaluator, which also accepts an empty baseline (Kubeflow target)."""

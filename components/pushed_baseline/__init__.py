@@ -1,0 +1,1 @@
+"""PushedBaseline: the last blessed model, read from the push destination (Kubeflow target)."""

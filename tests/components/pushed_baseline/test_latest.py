@@ -1,0 +1,37 @@
+"""The Kubeflow target's baseline: the newest complete push that is not the candidate's."""
+from components.image_pusher.versions import publish
+from components.pushed_baseline.latest import latest_other_than
+
+
+def _model(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir(exist_ok=True)
+    (model / "saved_model.pb").write_bytes(b"graph")
+    return model
+
+
+def test_first_run_has_no_baseline(tmp_path):
+    assert latest_other_than(str(tmp_path / "serving" / "m"), "uri://candidate") is None
+
+
+def test_the_newest_other_push_is_the_baseline_and_the_candidates_own_is_skipped(tmp_path):
+    base, model = str(tmp_path / "m"), _model(tmp_path)
+    publish(model, base, 1, source_uri="uri://a")
+    publish(model, base, 2, source_uri="uri://b")
+    assert latest_other_than(base, "uri://new") == f"{base}/2"
+    # A cached re-run: the candidate is the model pushed last; compare with the one before.
+    assert latest_other_than(base, "uri://b") == f"{base}/1"
+
+
+def test_versions_without_a_record_count_and_incomplete_ones_do_not(tmp_path):
+    base, model = tmp_path / "m", _model(tmp_path)
+    publish(model, str(base), 1)  # pushed without provenance, e.g. by hand
+    (base / "2" / "variables").mkdir(parents=True)  # no saved_model.pb: not loadable
+    assert latest_other_than(str(base), "uri://x") == f"{base}/1"
+
+
+def test_it_reads_object_stores(tmp_path):
+    base = "ram://pushed-baseline-test/serving/m"
+    publish(str(_model(tmp_path)), base, 4, source_uri="uri://a")
+    assert latest_other_than(base, "uri://b") == f"{base}/4"
+    assert latest_other_than(base, "uri://a") is None
