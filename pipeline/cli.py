@@ -2,6 +2,7 @@
 
     imagepipe run                       # the bundled MNIST digits, ~1-2 min on 2 cores
     imagepipe run --data DIR --output OUT
+    imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
 
 Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure.
 """
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(gzipped TFRecords), labels.txt and ingest_report.json. "
                     "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr")
     add_config_flags(ingest, INGEST_FIELDS)
+    _add_compile_parser(commands)
     predict = commands.add_parser(
         "predict", help="classify image files with a pushed model",
         description="Print the top classes of each image. Example: imagepipe predict "
@@ -83,6 +85,37 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--verbose", action="store_true", default=None,
                          help="show library logs and tracebacks")
     return parser
+
+
+def _add_compile_parser(commands) -> None:
+    compile_ = commands.add_parser(
+        "compile", help="compile the pipeline for Kubeflow Pipelines (GKE) or Vertex AI",
+        description="Write the same pipeline as `run`, for a cluster. kubeflow: a KFP "
+                    "PipelineSpec YAML (schema 2.1.0) for open-source Kubeflow Pipelines; "
+                    "vertex: a PipelineJob JSON for Vertex AI Pipelines. Needs no cloud "
+                    "credentials. Example: imagepipe compile --target kubeflow --image "
+                    "us-docker.pkg.dev/p/r/imagepipe:1 --pipeline-root gs://b/imagepipe "
+                    "--data gs://b/flowers --image-size 64 --channels 3 "
+                    "--accelerator tpu:tpu-v5-lite-podslice:2x4")
+    compile_.add_argument("--target", required=True, choices=("kubeflow", "vertex"),
+                          help="kubeflow (open-source KFP on GKE) or vertex")
+    compile_.add_argument("--image", required=True,
+                          help="the pipeline image, built from kubeflow/Dockerfile")
+    compile_.add_argument("--pipeline-root", required=True,
+                          help="where runs write (gs://...): TFX artifacts under tfx/, "
+                               "pushed models under serving/ and tflite/")
+    compile_.add_argument("--accelerator", default=None,
+                          help="the Trainer's accelerator: tpu:TYPE:TOPOLOGY (e.g. "
+                               "tpu:tpu-v5-lite-podslice:2x4) or gpu:TYPE:COUNT (e.g. "
+                               "gpu:nvidia-tesla-t4:1); default: CPU")
+    for name, example in (("project", "my-project"), ("region", "us-central1"),
+                          ("temp-location", "gs://b/tmp")):
+        compile_.add_argument(f"--dataflow-{name}", default=None,
+                              help=f"run Beam stages on Dataflow: its {name.replace('-', ' ')} "
+                                   f"(all three --dataflow flags together). Example: {example}")
+    compile_.add_argument("--output-file", default=None,
+                          help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
+    add_config_flags(compile_, [f.name for f in config_fields() if f.name != "output"])
 
 
 def _quiet_libraries(verbose: bool) -> None:
@@ -138,7 +171,26 @@ def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
                          "decoded (see above)")
 
 
-COMMANDS = {"run": _command_run, "ingest": _command_ingest, "predict": _command_predict}
+def _command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.accelerators import parse_accelerator
+    accelerator = parse_accelerator(args.accelerator)
+    config = config.replace(output=args.pipeline_root)
+    dataflow = [args.dataflow_project, args.dataflow_region, args.dataflow_temp_location]
+    if any(dataflow) and not all(dataflow):
+        raise UsageError("--dataflow-project, --dataflow-region and --dataflow-temp-location "
+                         "go together")
+    from pipeline import kubeflow_compile  # heavy: TFX and kfp load only here
+    if all(dataflow):
+        config = config.replace(beam_args=" ".join(
+            kubeflow_compile.dataflow_args(*dataflow, image=args.image)))
+    path = args.output_file or f"{config.pipeline_name}-{args.target}." + (
+        "yaml" if args.target == "kubeflow" else "json")
+    kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator)
+    print(kubeflow_compile.summary_line(path, args.target))
+
+
+COMMANDS = {"run": _command_run, "ingest": _command_ingest, "compile": _command_compile,
+            "predict": _command_predict}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

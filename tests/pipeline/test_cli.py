@@ -94,3 +94,34 @@ def test_pipeline_failure_exits_1_naming_the_component(tmp_path, make_image):
 def test_out_of_range_values_exit_2_naming_the_flag(flag, value):
     result = _imagepipe("run", flag, value)
     _assert_one_line_error(result, f"imagepipe: error: {flag} must be", f"got {value}")
+
+
+COMPILE = ["compile", "--target", "kubeflow", "--image", "example.com/imagepipe:1",
+           "--pipeline-root", "gs://b/root"]
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--data", "gs://b/data", "--accelerator", "tpu:v5e"], ["--accelerator tpu:v5e"]),
+    (["--data", "gs://b/data"], ["--data gs://b/data", "--image-size and --channels"]),
+    (["--data", "gs://b/d", "--image-size", "8", "--channels", "1", "--dataflow-project", "p"],
+     ["--dataflow-project, --dataflow-region and --dataflow-temp-location"]),
+    (["--data", "gs://b/d", "--image-size", "8", "--channels", "1", "--pipeline-name", "My_Pipe"],
+     ["--pipeline-name 'My_Pipe'", "lowercase"]),
+])
+def test_compile_refuses_what_a_cluster_could_not_run(extra, words):
+    _assert_one_line_error(_imagepipe(*COMPILE, *extra), *words)
+
+
+def test_compile_writes_the_spec_and_says_where(tmp_path):
+    out = tmp_path / "spec.yaml"
+    result = _imagepipe(*COMPILE, "--data", "gs://b/d", "--image-size", "8", "--channels", "1",
+                        "--dataflow-project", "p", "--dataflow-region", "europe-west4",
+                        "--dataflow-temp-location", "gs://b/tmp", "--output-file", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == (f"compiled imagepipe for kubeflow: 9 steps, "
+                                     f"schema 2.1.0 -> {out}")
+    text = out.read_text()
+    for arg in ("--runner=DataflowRunner", "--project=p", "--region=europe-west4",
+                "--temp_location=gs://b/tmp", "--sdk_container_image=example.com/imagepipe:1"):
+        assert f"- {arg}\n" in text
+    assert "--direct_running_mode" not in text
