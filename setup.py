@@ -26,6 +26,7 @@ setup(
         "ml-metadata>=1.16,<1.17",
         "kfp>=2.7,<2.14",
         "pillow",
+        "matplotlib>=3.8,<3.10",
         "numpy<2",
         "pyyaml",
     ],

@@ -1,5 +1,7 @@
 """Run the pipeline on this machine with TFX's LocalDagRunner, then summarize it."""
+import sys
 import time
+import traceback
 
 from tfx import v1 as tfx
 
@@ -9,6 +11,7 @@ from pipeline.config import PipelineConfig
 from pipeline.data_probe import probe_shape
 from pipeline.errors import PipelineFailed
 from pipeline.pipeline import create_pipeline
+from pipeline.progress import component_lines
 
 
 
@@ -27,10 +30,24 @@ def run(config: PipelineConfig) -> dict:
     tfx_pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args)
     start = time.time()
     try:
-        tfx.orchestration.LocalDagRunner().run(tfx_pipeline)
+        with component_lines(lambda node: summary.was_cached(config, node)):
+            tfx.orchestration.LocalDagRunner().run(tfx_pipeline)
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(summary.failed_component(config), e) from e
     result = summary.build_summary(config, total_seconds=time.time() - start)
     summary.write_summary(config, result)
     print(summary.format_summary(result))
+    _report(config)
     return result
+
+
+def _report(config: PipelineConfig) -> None:
+    """The HTML report; the run itself succeeded, so a report failure is a warning."""
+    from pipeline.report.build import build_report
+    try:
+        print(f"report    {build_report(config)}")
+    except Exception as e:  # noqa: BLE001  (any failure: say so, keep the run's result)
+        if config.verbose:
+            traceback.print_exc()
+        print(f"warning   the report could not be written: {type(e).__name__}: {e}",
+              file=sys.stderr)

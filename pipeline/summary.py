@@ -28,7 +28,7 @@ def open_store(config: PipelineConfig) -> metadata_store.MetadataStore:
     return metadata_store.MetadataStore(connection)
 
 
-def _node_id(store, execution, pipeline_name: str) -> Optional[str]:
+def node_id(store, execution, pipeline_name: str) -> Optional[str]:
     for context in store.get_contexts_by_execution(execution.id):
         if context.type == "node" and context.name.startswith(pipeline_name + "."):
             return context.name[len(pipeline_name) + 1:]
@@ -40,11 +40,17 @@ def latest_run(store, pipeline_name: str) -> Dict[str, metadata_store_pb2.Execut
     runs = sorted(store.get_contexts_by_type("pipeline_run"), key=lambda c: c.id, reverse=True)
     for run in runs:
         executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
-        nodes = {_node_id(store, e, pipeline_name): e for e in executions}
+        nodes = {node_id(store, e, pipeline_name): e for e in executions}
         nodes.pop(None, None)
         if nodes:
             return nodes
     return {}
+
+
+def was_cached(config: PipelineConfig, node: str) -> bool:
+    """Whether `node`'s execution in the latest run was a cache hit."""
+    execution = latest_run(open_store(config), config.pipeline_name).get(node)
+    return execution is not None and execution.last_known_state == _State.CACHED
 
 
 def failed_component(config: PipelineConfig) -> str:
@@ -57,7 +63,7 @@ def failed_component(config: PipelineConfig) -> str:
     return "an unrecorded step"
 
 
-def _outputs(store, execution) -> Dict[str, metadata_store_pb2.Artifact]:
+def outputs(store, execution) -> Dict[str, metadata_store_pb2.Artifact]:
     """{artifact type name: artifact} of an execution's outputs."""
     ids = [e.artifact_id for e in store.get_events_by_execution_ids([execution.id])
            if e.type == metadata_store_pb2.Event.OUTPUT]
@@ -65,14 +71,14 @@ def _outputs(store, execution) -> Dict[str, metadata_store_pb2.Artifact]:
     return {types[a.type_id]: a for a in store.get_artifacts_by_id(ids)}
 
 
-def _prop(artifact, name: str):
+def prop(artifact, name: str):
     value = artifact.custom_properties.get(name)
     if value is None:
         return None
     return value.int_value if value.HasField("int_value") else value.string_value
 
 
-def _accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]:
+def accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]:
     """Overall accuracy per model name ('' or 'candidate', and 'baseline'), and the
     candidate's accuracy per label id (the label slices of the EvalConfig)."""
     overall, per_label = {}, {}
@@ -140,34 +146,34 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
     if evaluator is None:
         return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
                 "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run"}
-    outputs = _outputs(store, evaluator)
-    uri = outputs["ModelEvaluation"].uri
-    accuracies, per_label = _accuracies(uri)
-    baseline = accuracies.get("baseline")
-    return {"accuracy": accuracies.get("candidate", accuracies.get("")),
+    produced = outputs(store, evaluator)
+    uri = produced["ModelEvaluation"].uri
+    overall, per_label = accuracies(uri)
+    baseline = overall.get("baseline")
+    return {"accuracy": overall.get("candidate", overall.get("")),
             "baseline_accuracy": baseline,
             # null for a class with no eval images (TFMA then has no slice for it)
             "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
             # rows: actual class, columns: predicted class, in `data.classes` order
             "confusion_matrix": confusion_matrix(uri, len(classes)),
-            "blessed": _prop(outputs["ModelBlessing"], "blessed") == 1,
+            "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
             "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
 
 
 def _pushed_section(store, pusher) -> dict:
-    pushed = _outputs(store, pusher).get("PushedModel") if pusher else None
-    if pushed is None or _prop(pushed, "pushed") != 1:
+    pushed = outputs(store, pusher).get("PushedModel") if pusher else None
+    if pushed is None or prop(pushed, "pushed") != 1:
         return {"serving": None, "tflite": None, "version": None, "tflite_gate": None}
-    gate = _prop(pushed, "tflite_parity")
-    return {"serving": _prop(pushed, "pushed_destination"),
-            "tflite": _prop(pushed, "tflite_destination") or None,
-            "version": int(_prop(pushed, "pushed_version")),
+    gate = prop(pushed, "tflite_parity")
+    return {"serving": prop(pushed, "pushed_destination"),
+            "tflite": prop(pushed, "tflite_destination") or None,
+            "version": int(prop(pushed, "pushed_version")),
             "tflite_gate": json.loads(gate) if gate else None}
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:
     """The ingest report of the examples this run used, folded into the summary."""
-    examples = _outputs(store, example_gen)["Examples"]
+    examples = outputs(store, example_gen)["Examples"]
     report = read_report(examples.uri)
     return {"path": config.data, "format": report["format"], "splits": report["splits"],
             "classes": report["classes"], "per_class": report["per_class"],
@@ -231,6 +237,8 @@ def format_summary(summary: dict) -> str:
           if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         f"time      {summary['timings_s']['total']:.1f}s total, "
-        f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached",
+        f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
+        + ", ".join(f"{node} {seconds:.1f}" for node, seconds in summary["timings_s"].items()
+                    if node != "total"),
     ]
     return "\n".join(lines)

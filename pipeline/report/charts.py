@@ -1,0 +1,116 @@
+"""The report's pictures: plain functions from arrays and dicts to PNG files.
+
+matplotlib with the Agg backend, so they render on machines without a
+display (CI, containers, ssh sessions).
+"""
+import math
+from typing import Dict, List, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+import numpy as np  # noqa: E402
+
+WRONG, RIGHT = "#d62728", "#222222"
+
+
+def _save(fig, path: str) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def _show(ax, image: np.ndarray) -> None:
+    """Grayscale or RGB, rescaled to its own min..max so normalized pixels are visible too."""
+    image = image.astype(np.float32)
+    low, high = float(image.min()), float(image.max())
+    image = (image - low) / (high - low) if high > low else np.zeros_like(image)
+    if image.shape[-1] == 1:
+        ax.imshow(image[..., 0], cmap="gray", vmin=0, vmax=1)
+    else:
+        ax.imshow(image)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def gallery(images: Sequence[np.ndarray], actual: Sequence[str], predicted: Sequence[str],
+            path: str, columns: int = 8) -> str:
+    """Eval images titled "actual (predicted)", wrong predictions in red."""
+    rows = max(1, math.ceil(len(images) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * 1.5, rows * 1.7), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, image, truth, guess in zip(axes.flat, images, actual, predicted):
+        ax.axis("on")
+        _show(ax, image)
+        ax.set_title(f"{truth} ({guess})", fontsize=9, color=RIGHT if truth == guess else WRONG)
+    wrong = sum(a != p for a, p in zip(actual, predicted))
+    fig.suptitle(f"actual (predicted): {wrong} of {len(images)} shown are wrong, in red")
+    return _save(fig, path)
+
+
+def confusion(counts: List[List[int]], classes: List[str], path: str) -> str:
+    """Counts per (actual, predicted) class, with the numbers written in."""
+    matrix = np.array(counts)
+    size = max(4.0, 0.5 * len(classes) + 2)
+    fig, ax = plt.subplots(figsize=(size, size))
+    ax.imshow(matrix, cmap="Blues")
+    ax.set_xticks(range(len(classes)), classes, rotation=90)
+    ax.set_yticks(range(len(classes)), classes)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("actual")
+    if len(classes) <= 30:
+        for (i, j), value in np.ndenumerate(matrix):
+            if value:
+                ax.text(j, i, str(value), ha="center", va="center", fontsize=8,
+                        color="white" if value > matrix.max() / 2 else "black")
+    ax.set_title("confusion matrix (eval split)")
+    return _save(fig, path)
+
+
+def per_class(accuracy: Dict[str, float], overall: float, path: str) -> str:
+    """Accuracy of each class against the overall accuracy (classes without eval images: 0)."""
+    names = list(accuracy)
+    values = [accuracy[n] if accuracy[n] is not None else 0.0 for n in names]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.4 * len(names) + 2), 3.5))
+    ax.bar(range(len(names)), values,
+           color=[RIGHT if v >= overall else WRONG for v in values])
+    ax.axhline(overall, color="#1f77b4", linestyle="--", label=f"overall {overall:.4f}")
+    ax.set_xticks(range(len(names)), names, rotation=90 if len(names) > 12 else 0)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("eval accuracy")
+    ax.legend(loc="lower right")
+    ax.set_title("per-class accuracy (red: below overall)")
+    return _save(fig, path)
+
+
+def curves(history: Dict[str, Dict[str, List[float]]], path: str) -> str:
+    """Loss and accuracy per epoch, train against validation."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for ax, metric in zip(axes, ("loss", "accuracy")):
+        for split, style in (("train", "-o"), ("validation", "--s")):
+            values = history.get(split, {}).get(metric, [])
+            ax.plot(range(1, len(values) + 1), values, style, label=split, markersize=3)
+        ax.set_xlabel("epoch")
+        ax.set_title(metric)
+        ax.legend()
+    return _save(fig, path)
+
+
+def samples(images_by_class: Dict[str, List[np.ndarray]], path: str) -> str:
+    """A row per class of Transform's output images (normalized; shown min..max)."""
+    classes = list(images_by_class)
+    columns = max(1, max(len(v) for v in images_by_class.values()))
+    fig, axes = plt.subplots(len(classes), columns, squeeze=False,
+                             figsize=(columns * 1.2 + 1, len(classes) * 1.2 + 0.6))
+    for row, name in enumerate(classes):
+        for column, ax in enumerate(axes[row]):
+            ax.axis("off")
+            if column < len(images_by_class[name]):
+                _show(ax, images_by_class[name][column])
+                ax.axis("on")
+        axes[row][0].set_ylabel(name, rotation=0, ha="right", va="center")
+    fig.suptitle("inputs after Transform, per class")
+    return _save(fig, path)

@@ -1,0 +1,94 @@
+"""What the report shows, read back from a finished run: its artifacts, not the runner's memory.
+
+The gallery uses the Trainer's model (blessed or not) on the eval split; the
+samples go through the run's own Transform graph; the curves come from the
+Trainer's TensorBoard event files.
+"""
+import glob
+import os
+from typing import Dict, List, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+from pipeline import summary as run_summary
+from pipeline.config import PipelineConfig
+
+MAX_EVAL = 512  # eval images predicted for the gallery: enough to find mistakes, quick
+GALLERY = 32
+SAMPLES_PER_CLASS = 6
+MAX_SAMPLE_CLASSES = 20
+
+
+def artifact_uris(config: PipelineConfig) -> Dict[str, str]:
+    """{artifact type name: uri} of the latest run's Trainer and Transform outputs."""
+    store = run_summary.open_store(config)
+    nodes = run_summary.latest_run(store, config.pipeline_name)
+    uris = {}
+    for node in ("Transform", "Trainer"):
+        if node in nodes:
+            uris.update({name: artifact.uri for name, artifact in
+                         run_summary.outputs(store, nodes[node]).items()})
+    return uris
+
+
+def eval_records(examples_uri: str, limit: int = MAX_EVAL) -> List[bytes]:
+    files = sorted(tf.io.gfile.glob(os.path.join(examples_uri, "Split-eval", "*.gz")))
+    dataset = tf.data.TFRecordDataset(files, compression_type="GZIP").take(limit)
+    return [record.numpy() for record in dataset]
+
+
+def _parse(records: List[bytes]) -> Tuple[List[bytes], np.ndarray]:
+    spec = {IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
+            LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
+    parsed = tf.io.parse_example(tf.constant(records), spec)
+    return list(parsed[IMAGE_KEY].numpy()), parsed[LABEL_KEY].numpy()
+
+
+def gallery_inputs(model_uri: str, records: List[bytes],
+                   classes: List[str]) -> Tuple[List[np.ndarray], List[str], List[str]]:
+    """(images, actual, predicted) for up to GALLERY eval images, mistakes first."""
+    serve = tf.saved_model.load(os.path.join(model_uri, "Format-Serving")).signatures[
+        "serving_default"]
+    predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
+                                .numpy() for i in range(0, len(records), 64)])
+    encoded, labels = _parse(records)
+    wrong = [i for i in range(len(labels)) if predicted[i] != labels[i]]
+    right = [i for i in range(len(labels)) if predicted[i] == labels[i]]
+    chosen = sorted(wrong[:GALLERY // 2] + right[:GALLERY - len(wrong[:GALLERY // 2])])
+    images = [tf.io.decode_image(encoded[i], expand_animations=False).numpy() for i in chosen]
+    return (images, [classes[labels[i]] for i in chosen],
+            [classes[predicted[i]] for i in chosen])
+
+
+def transformed_samples(transform_uri: str, records: List[bytes],
+                        classes: List[str]) -> Dict[str, List[np.ndarray]]:
+    """Up to SAMPLES_PER_CLASS eval images per class, through the run's Transform graph."""
+    import tensorflow_transform as tft
+    from modules.preprocessing import IMAGE_XF
+    _, labels = _parse(records)
+    picked: Dict[int, List[int]] = {}
+    for i, label in enumerate(labels):
+        if len(picked.get(label, [])) < SAMPLES_PER_CLASS and (
+                label in picked or len(picked) < MAX_SAMPLE_CLASSES):
+            picked.setdefault(label, []).append(i)
+    output = tft.TFTransformOutput(transform_uri)
+    raw = tf.io.parse_example(tf.constant(records), output.raw_feature_spec())
+    images = output.transform_features_layer()(raw)[IMAGE_XF].numpy()
+    return {classes[label]: [images[i] for i in picked[label]] for label in sorted(picked)}
+
+
+def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:
+    """{"train"|"validation": {"loss"|"accuracy": per-epoch values}} from the event files."""
+    history: Dict[str, Dict[str, List[float]]] = {}
+    for split in ("train", "validation"):
+        by_step: Dict[str, Dict[int, float]] = {"loss": {}, "accuracy": {}}
+        for path in sorted(glob.glob(os.path.join(model_run_uri, split, "events.out.*"))):
+            for event in tf.compat.v1.train.summary_iterator(path):
+                for value in event.summary.value:
+                    metric = value.tag[len("epoch_"):]
+                    if value.tag.startswith("epoch_") and metric in by_step:
+                        by_step[metric][event.step] = float(tf.make_ndarray(value.tensor))
+        history[split] = {m: [v for _, v in sorted(s.items())] for m, s in by_step.items()}
+    return history

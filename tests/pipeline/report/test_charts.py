@@ -1,0 +1,59 @@
+"""The report's PNGs: each one renders headless, is a real picture, and marks mistakes in red."""
+import numpy as np
+import pytest
+from PIL import Image
+
+from pipeline.report import charts
+
+
+def _pixels(path) -> np.ndarray:
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB")).astype(int)
+
+
+def red_pixels(path) -> int:
+    """Pixels of the 'wrong' colour (#d62728), allowing for anti-aliasing."""
+    p = _pixels(path)
+    return int(((p[..., 0] > 170) & (p[..., 1] < 100) & (p[..., 2] < 100)).sum())
+
+
+def assert_real_picture(path, min_colours=20):
+    pixels = _pixels(path)
+    assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) >= min_colours  # not one colour
+
+
+def _digits(count, channels=1, seed=0):
+    return list(np.random.default_rng(seed).integers(0, 255, (count, 12, 12, channels)))
+
+
+def test_gallery_marks_only_wrong_predictions_in_red(tmp_path):
+    images, truth = _digits(6), ["a", "b", "c", "a", "b", "c"]
+    right = charts.gallery(images, truth, truth, str(tmp_path / "right.png"))
+    assert_real_picture(right)
+    assert red_pixels(right) == 0
+    guesses = ["a", "a", "a", "a", "a", "a"]  # a model that always says "a": 4 wrong
+    wrong = charts.gallery(images, truth, guesses, str(tmp_path / "wrong.png"))
+    assert red_pixels(wrong) > 20  # four small red titles
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_samples_show_normalized_images_of_each_class(tmp_path, channels):
+    normalized = {"cat": [x / 128.0 - 1 for x in _digits(3, channels)],
+                  "dog": [x / 128.0 - 1 for x in _digits(2, channels, seed=1)]}
+    assert_real_picture(charts.samples(normalized, str(tmp_path / "s.png")))
+
+
+def test_confusion_per_class_and_curves_render(tmp_path):
+    classes = ["0", "1", "2"]
+    assert_real_picture(charts.confusion([[5, 1, 0], [0, 6, 0], [2, 0, 3]], classes,
+                                         str(tmp_path / "c.png")))
+    bars = charts.per_class({"0": 0.9, "1": 1.0, "2": 0.4, "3": None}, 0.8,
+                            str(tmp_path / "p.png"))
+    assert_real_picture(bars)
+    assert red_pixels(bars) > 100  # class "2" is below the overall line
+    history = {"train": {"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]},
+               "validation": {"loss": [0.8, 0.6, 0.5], "accuracy": [0.6, 0.7, 0.8]}}
+    assert_real_picture(charts.curves(history, str(tmp_path / "t.png")))
