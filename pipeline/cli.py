@@ -49,10 +49,18 @@ def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
-    """The defaults, overridden by every flag the user gave."""
+    """The defaults, overridden by the --config file, overridden by every flag given."""
+    from pipeline.config_file import load_config_file
+    from_file = load_config_file(args.config) if getattr(args, "config", None) else {}
     given = {f.name: getattr(args, f.name) for f in config_fields()
              if getattr(args, f.name, None) is not None}
-    return PipelineConfig(**given)
+    return PipelineConfig(**{**from_file, **given})
+
+
+def add_config_file_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="YAML or TOML file of settings (same names as the flags); "
+                             "flags override it. Example: --config flowers.yaml")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,14 +73,36 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="ingest, validate, transform, train, evaluate and push",
         description="Run the whole TFX pipeline locally (LocalDagRunner). "
                     "Example: imagepipe run --data data/mnist_1k/png --output outputs")
+    add_config_file_flag(run)
     add_config_flags(run)
     ingest = commands.add_parser(
         "ingest", help="only ingest a dataset into TFRecords of tf.Example",
         description="Run ImageExampleGen's ingestion alone: OUTPUT/<split>/data-*.tfrecord.gz "
                     "(gzipped TFRecords), labels.txt and ingest_report.json. "
                     "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr")
+    add_config_file_flag(ingest)
     add_config_flags(ingest, INGEST_FIELDS)
+    show = commands.add_parser(
+        "config", help="print the effective config (defaults < --config file < flags)",
+        description="Print every setting as YAML, after applying --config and flags; the "
+                    "output is itself a valid --config file. Example: imagepipe config "
+                    "show --config flowers.yaml --train-steps 1000")
+    show.add_argument("action", choices=["show"], help="show: print the effective config")
+    add_config_file_flag(show)
+    add_config_flags(show)
     _add_compile_parser(commands)
+    runs = commands.add_parser(
+        "runs", help="list the runs recorded in --output",
+        description="One line per run from ML Metadata: start time, eval accuracy, blessed, "
+                    "pushed version, data. Example: imagepipe runs --output outputs")
+    add_config_flags(runs, ("output", "pipeline_name", "verbose"))
+    report = commands.add_parser(
+        "report", help="write the HTML report of the latest run (run does it too)",
+        description="Write <output>/report/index.html and its PNGs (prediction gallery, "
+                    "confusion matrix, per-class accuracy, training curves, inputs after "
+                    "Transform) for the latest run in --output. Example: imagepipe report "
+                    "--output outputs")
+    add_config_flags(report, ("output", "pipeline_name", "verbose"))
     predict = commands.add_parser(
         "predict", help="classify image files with a pushed model",
         description="Print the top classes of each image. Example: imagepipe predict "
@@ -115,6 +145,7 @@ def _add_compile_parser(commands) -> None:
                                    f"(all three --dataflow flags together). Example: {example}")
     compile_.add_argument("--output-file", default=None,
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
+    add_config_file_flag(compile_)
     add_config_flags(compile_, [f.name for f in config_fields() if f.name != "output"])
 
 
@@ -171,6 +202,21 @@ def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
                          "decoded (see above)")
 
 
+def _command_config(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.config_file import to_yaml
+    print(to_yaml(config), end="")
+
+
+def _command_runs(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.runs import format_runs, list_runs  # ML Metadata and TFMA
+    print(format_runs(list_runs(config)))
+
+
+def _command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.report.build import build_report  # heavy: TensorFlow, matplotlib
+    print(f"report    {build_report(config)}")
+
+
 def _command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.accelerators import parse_accelerator
     accelerator = parse_accelerator(args.accelerator)
@@ -190,6 +236,7 @@ def _command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 
 COMMANDS = {"run": _command_run, "ingest": _command_ingest, "compile": _command_compile,
+            "report": _command_report, "runs": _command_runs, "config": _command_config,
             "predict": _command_predict}
 
 
