@@ -21,6 +21,7 @@ from components.image_example_gen.labels import LABELS_FILE, read_labels as read
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
+from modules.progress import EpochLines
 from modules.signatures import export
 from modules.strategy import select_strategy
 
@@ -117,9 +118,10 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
     epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
-              callbacks=[keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
+              callbacks=[EpochLines(epochs),
+                         keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
                          keras.callbacks.TensorBoard(
                              fn_args.model_run_dir,
                              update_freq=int(config["tensorboard_update_freq"]))],
-              verbose=2)
+              verbose=0)
     export(model, tft_output, labels, fn_args.serving_model_dir)

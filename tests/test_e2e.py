@@ -62,7 +62,8 @@ def two_runs(tmp_path_factory):
             with open(os.path.join(source, label, name), "rb") as f:
                 (data / label / name).write_bytes(f.read())
     first, first_stdout = _run(data, root / "out")
-    second, _ = _run(data, root / "out")
+    second, second_stdout = _run(data, root / "out")
+    (root / "second_stdout.txt").write_text(second_stdout)
     return root / "out", first, second, first_stdout, data
 
 
@@ -189,6 +190,35 @@ def test_second_identical_run_is_cached_and_much_faster(two_runs):
         os.path.basename(first["pushed"]["serving"])]
 
 
+def _red_pixels(png) -> int:
+    pixels = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    return int(((pixels[..., 0] > 170) & (pixels[..., 1] < 100) & (pixels[..., 2] < 100)).sum())
+
+
+def test_progress_lines_name_every_component_epochs_and_cache_hits(two_runs):
+    out, _, _, stdout, _ = two_runs
+    done = [line.split()[1] for line in stdout.splitlines() if line.startswith("done ")]
+    assert done == list(COMPONENT_IDS)
+    assert sum(line.strip().startswith("epoch ") for line in stdout.splitlines()) == 10
+    assert "          ingest shard 1/1: 100 images" in stdout
+    second = (out.parent / "second_stdout.txt").read_text().splitlines()
+    cached = [line.split()[1] for line in second if line.startswith("done ")
+              and line.endswith("cached")]
+    assert sorted(cached) == sorted(set(COMPONENT_IDS) - {RESOLVER})
+
+
+def test_the_run_writes_a_report_with_every_picture(two_runs):
+    out, _, _, stdout, _ = two_runs
+    report = out / "report"
+    assert f"report    {report / 'index.html'}" in stdout
+    page = (report / "index.html").read_text()
+    for name in ("gallery", "confusion_matrix", "per_class_accuracy", "training_curves",
+                 "transformed_samples"):
+        assert f'src="{name}.png"' in page
+        with Image.open(report / f"{name}.png") as image:
+            assert image.size[0] > 300 and len(image.convert("RGB").getcolors(1 << 20)) > 20
+
+
 # Last in this file: it adds a run to the output folder the tests above inspect.
 def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_runs):
     out, first, _, _, data = two_runs
@@ -202,3 +232,13 @@ def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_ru
                                "tflite_gate": None}
     assert os.listdir(out / "serving" / "imagepipe") == [str(first["pushed"]["version"])]
     assert "NOT blessed" in stdout
+    # The untrained model is wrong on most eval digits: the gallery shows them in red.
+    assert _red_pixels(out / "report" / "gallery.png") > 100
+    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+    listed = subprocess.run([script, "runs", "--output", str(out)], capture_output=True,
+                            text=True, timeout=300)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == 3, listed.stdout
+    assert [r.split()[3] for r in rows] == ["yes", "yes", "no"]
+    assert rows[0].split()[4] == str(first["pushed"]["version"]) and rows[2].split()[4] == "-"

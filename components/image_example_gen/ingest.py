@@ -59,8 +59,8 @@ class _IngestShard(beam.DoFn):
         image_rows = shards.image_file_rows(line) if self._pool is not None else None
         if image_rows is not None:  # to a worker, untouched: no per-file work here
             index, count, files = image_rows
-            self._pending.append(self._pool.submit(self._context(), shard_name(index, count),
-                                                   files))
+            self._pending.append((index, count, self._pool.submit(
+                self._context(), shard_name(index, count), files)))
             return
         index, count, units = shards.parse_shard(line)
         if isinstance(units[0], ImageFile):
@@ -68,11 +68,15 @@ class _IngestShard(beam.DoFn):
             items = encode.encode_files(jobs, self._options.max_pixels)
         else:
             items = self._read_units(units)
-        yield from _outputs(*write_shard(items, self._split_dirs, shard_name(index, count)))
+        facts, skipped = write_shard(items, self._split_dirs, shard_name(index, count))
+        _progress(index, count, facts, skipped)
+        yield from _outputs(facts, skipped)
 
     def finish_bundle(self):
-        for future in self._pending:
-            for output in _outputs(*future.result()):
+        for index, count, future in self._pending:
+            facts, skipped = future.result()
+            _progress(index, count, facts, skipped)
+            for output in _outputs(facts, skipped):
                 if isinstance(output, beam.pvalue.TaggedOutput):
                     yield beam.pvalue.TaggedOutput(
                         output.tag, GlobalWindows.windowed_value(output.value))
@@ -91,6 +95,12 @@ class _IngestShard(beam.DoFn):
 
     def _split_of(self, relpath: str) -> str:
         return SPLITS[split_index(relpath, self._options.buckets)]
+
+
+def _progress(index: int, count: int, facts: Dict[encode.Fact, int], skipped: List[dict]):
+    """A live line per shard (stdout of the process running the DoFn)."""
+    print(f"          ingest shard {index + 1}/{count}: {sum(facts.values())} images"
+          + (f", {len(skipped)} skipped" if skipped else ""), flush=True)
 
 
 def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict]) -> Iterator:

@@ -6,7 +6,9 @@ On device, decode and resize the image as Transform does (modules/
 preprocessing.py: decode, convert channels, resize with antialiasing to the
 model's size); the per-channel normalization is inside the .tflite file.
 """
+import contextlib
 import os
+import sys
 import tempfile
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -41,6 +43,34 @@ def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
     tf.saved_model.save(loaded, export_dir, signatures={SIGNATURE: numeric})
 
 
+@contextlib.contextmanager
+def _native_stderr_captured() -> Iterator[None]:
+    """In quiet mode, holds back what the converter's C++ prints on fd 2.
+
+    The MLIR converter writes absl warnings and a "fully_quantize: ..." line
+    straight to the process's stderr, past Python's logging. Quiet mode is
+    TF_CPP_MIN_LOG_LEVEL=3 (set by the CLI unless --verbose); the captured
+    text is printed after all if the conversion fails, so errors stay visible.
+    """
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3":
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        except BaseException:
+            os.dup2(saved, 2)
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def convert(saved_model_dir: str, quantize: str,
             representative: Optional[np.ndarray] = None) -> bytes:
     """The .tflite bytes for `quantize`: none, dynamic (range), float16 or int8.
@@ -53,7 +83,8 @@ def convert(saved_model_dir: str, quantize: str,
         raise ValueError(f"--quantize must be one of {', '.join(QUANTIZATIONS)}, got {quantize!r}")
     if quantize == "int8" and (representative is None or not len(representative)):
         raise ValueError("int8 quantization needs representative images")
-    with tempfile.TemporaryDirectory(prefix="imagepipe-tflite-") as numeric_dir:
+    with tempfile.TemporaryDirectory(prefix="imagepipe-tflite-") as numeric_dir, \
+            _native_stderr_captured():
         _numeric_signature(saved_model_dir, numeric_dir)
         converter = tf.lite.TFLiteConverter.from_saved_model(numeric_dir,
                                                              signature_keys=[SIGNATURE])

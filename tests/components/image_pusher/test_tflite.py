@@ -75,6 +75,16 @@ def test_the_converted_graph_has_only_numeric_tensors_so_xnnpack_can_take_it(tra
     assert runner(pixels[:1])["probabilities"].shape == (1, 2)  # resized back down
 
 
+@pytest.mark.parametrize("level, shown", [("3", False), ("0", True)])
+def test_converter_chatter_is_held_back_only_in_quiet_mode(trained, capfd, monkeypatch,
+                                                           level, shown):
+    # The MLIR converter prints this line straight to fd 2, past Python's logging.
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
+    capfd.readouterr()
+    tflite.convert(trained, "int8", representative=_data()[0][:8])
+    assert ("fully_quantize" in capfd.readouterr().err) is shown
+
+
 def test_the_gate_refuses_a_conversion_that_classifies_worse(trained, tmp_path):
     pixels, labels = _data()
     untrained = tflite.convert(_saved_model(tmp_path / "untrained", train=False), "none")
@@ -126,3 +136,12 @@ def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image
     refused = push_tflite(model, examples, str(base), 8, "none", tolerance=-1.0)
     assert refused["path"] is None and "only the SavedModel was pushed" in refused["reason"]
     assert sorted(os.listdir(base)) == ["7"]
+
+
+def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch):
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    with pytest.raises(RuntimeError, match="converter broke"):
+        with tflite._native_stderr_captured():
+            os.write(2, b"error: op not supported\n")  # as the C++ converter would
+            raise RuntimeError("converter broke")
+    assert "error: op not supported" in capfd.readouterr().err

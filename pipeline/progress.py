@@ -1,0 +1,47 @@
+"""One line per component as it starts and finishes, with its time and a cache-hit marker.
+
+Why patch `Launcher.launch`: TFX's LocalDagRunner has no callbacks. Its only
+progress signal is an absl INFO log per component, and the quiet default hides
+absl INFO along with the noise. The launcher is the one call per component;
+wrapping it (only inside `component_lines`) sees start, end and failure, and
+MLMD then says whether the execution was a cache hit.
+"""
+import contextlib
+import sys
+import time
+from typing import Callable, Iterator
+
+from tfx.orchestration.portable import launcher
+
+
+def format_line(event: str, node: str, seconds: float = None, cached: bool = False) -> str:
+    timing = "" if seconds is None else f"{seconds:7.1f}s"
+    return f"{event:<9} {node:<30}{timing}{'  cached' if cached else ''}".rstrip()
+
+
+@contextlib.contextmanager
+def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterator[None]:
+    """Within the block, every component launch prints a start and an end line.
+
+    `was_cached(node_id)` is asked after a component finishes.
+    """
+    original = launcher.Launcher.launch
+
+    def launch(self):
+        node = self._pipeline_node.node_info.id
+        print(format_line("start", node), file=out, flush=True)
+        start = time.time()
+        try:
+            result = original(self)
+        except BaseException:
+            print(format_line("FAILED", node, time.time() - start), file=out, flush=True)
+            raise
+        print(format_line("done", node, time.time() - start, was_cached(node)), file=out,
+              flush=True)
+        return result
+
+    launcher.Launcher.launch = launch
+    try:
+        yield
+    finally:
+        launcher.Launcher.launch = original
