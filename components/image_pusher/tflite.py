@@ -131,8 +131,10 @@ class Runner:
 
     def __call__(self, pixels: np.ndarray) -> Dict[str, np.ndarray]:
         if pixels.shape != self._shape:
-            self._interpreter.resize_tensor_input(self._input, list(pixels.shape))
-            self._interpreter.allocate_tensors()
+            # The first allocation prints "INFO: Created TensorFlow Lite XNNPACK delegate".
+            with _native_stderr_captured():
+                self._interpreter.resize_tensor_input(self._input, list(pixels.shape))
+                self._interpreter.allocate_tensors()
             self._shape = pixels.shape
         self._interpreter.set_tensor(self._input, pixels)
         self._interpreter.invoke()
