@@ -15,7 +15,7 @@ import typing
 from typing import List, Optional
 
 from components.image_example_gen.folder_tree import DatasetError
-from pipeline.config import ConfigError, PipelineConfig, config_fields
+from pipeline.config import ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline.errors import PipelineFailed, UsageError
 
 EXIT_OK, EXIT_PIPELINE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -39,7 +39,7 @@ def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:
         if names is not None and field.name not in names:
             continue
         flag = "--" + field.name.replace("_", "-")
-        help_text = f"{field.metadata['help']} (default: {field.default})"
+        help_text = flag_help(field)
         kind = _flag_type(field)
         if kind is bool:
             parser.add_argument(flag, action="store_true", default=None, help=help_text)

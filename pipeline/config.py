@@ -52,7 +52,7 @@ class PipelineConfig:
     model_name: str = _field("imagepipe", "Name of the pushed model: "
                              "<output>/serving/<model-name>/<version>/.")
     image_size: Optional[int] = _field(None, "Side in pixels the images are resized to; "
-                                       "default: the most common size in the data. Example: 64")
+                                       "default: the most common size in the data. Example: --image-size 64")
     channels: Optional[int] = _field(None, "1 (grayscale) or 3 (RGB); default: what most "
                                      "images have.", choices=(1, 3))
     eval_percent: int = _field(20, "Share of images, in percent, hashed into the eval split.")
@@ -71,9 +71,9 @@ class PipelineConfig:
     augment_flip: bool = _field(False, "Training augmentation: random horizontal flips "
                                 "(leave off for digits and text).")
     augment_color: float = _field(0.0, "Training augmentation: random brightness and contrast "
-                                  "change of up to this fraction; 0 turns it off. Example: 0.2")
+                                  "change of up to this fraction; 0 turns it off. Example: --augment-color 0.2")
     steps_per_execution: int = _field(1, "Training steps per call into the compiled "
-                                      "function; higher amortizes TPU round trips. Example: 50")
+                                      "function; higher amortizes TPU round trips. Example: --steps-per-execution 50")
     tensorboard_update_freq: int = _field(100, "Write TensorBoard scalars and the custom "
                                           "summaries every this many steps.")
     tpu: Optional[str] = _field(None, "Train on a TPU: its address (grpc://10.0.0.2:8470 or a "
@@ -167,6 +167,29 @@ class PipelineConfig:
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+# Examples for the flags whose help above does not already end with one.
+EXAMPLES = {
+    "format": "--format idx", "strict": "--strict", "pipeline_name": "--pipeline-name flowers",
+    "model_name": "--model-name flowers", "channels": "--channels 3",
+    "eval_percent": "--eval-percent 10", "batch_size": "--batch-size 128",
+    "train_steps": "--train-steps 2000", "eval_steps": "--eval-steps 10",
+    "model": "--model resnet", "optimizer": "--optimizer sgd --learning-rate 0.05",
+    "learning_rate": "--learning-rate 0.0005", "augment_crop": "--augment-crop 4",
+    "augment_flip": "--augment-flip", "tensorboard_update_freq": "--tensorboard-update-freq 10",
+    "tpu": "--tpu local", "full_precision": "--full-precision", "seed": "--seed 7",
+    "baseline_tolerance": "--baseline-tolerance 0.005", "quantize": "--quantize float16",
+    "tflite_tolerance": "--tflite-tolerance 0.02", "verbose": "--verbose",
+}
+
+
+def flag_help(field: dataclasses.Field) -> str:
+    """A flag's help: what it does, its default and an example."""
+    text = field.metadata["help"]
+    if "Example:" not in text:
+        text += f" Example: {EXAMPLES[field.name]}"
+    return f"{text} (default: {field.default})"
 
 
 def config_fields():

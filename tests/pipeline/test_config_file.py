@@ -53,6 +53,13 @@ def test_missing_file_and_unknown_extension(tmp_path):
         load_config_file(str(tmp_path / "c.json"))
 
 
+def test_every_flag_has_a_default_and_an_example():
+    from pipeline.config import config_fields, flag_help
+    for field in config_fields():
+        text = flag_help(field)
+        assert "Example: --" in text and "(default: " in text, field.name
+
+
 def test_every_subcommand_has_help_with_an_example():
     commands = cli.build_parser()._subparsers._group_actions[0].choices
     assert set(commands) >= {"run", "ingest", "compile", "config", "report", "runs", "predict"}
