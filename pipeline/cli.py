@@ -180,8 +180,10 @@ def _check_output(path: str) -> None:
 
 def _command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_output(config.output)
-    from pipeline import local_runner  # heavy: TensorFlow, TFX, Beam load only here
-    local_runner.run(config)
+    from pipeline.run_lock import output_lock
+    with output_lock(config.output):  # refuses at once if another run holds it
+        from pipeline import local_runner  # heavy: TensorFlow, TFX, Beam load only here
+        local_runner.run(config)
 
 
 def _command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:

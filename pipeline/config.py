@@ -5,6 +5,7 @@ default or a help text is written exactly once, here.
 """
 import dataclasses
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import List, Optional
@@ -22,6 +23,10 @@ LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
 
 class ConfigError(ValueError):
     """A config value out of range; the message names the flag."""
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+_NAME_RULE = "must be letters, digits, '-' and '_' (no '/', '.' or spaces)"
 
 
 def _field(default, help_text: str, **kwargs):
@@ -115,6 +120,10 @@ class PipelineConfig:
             ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
             ("baseline_tolerance", self.baseline_tolerance >= 0, "must be >= 0"),
             ("tflite_tolerance", 0 <= self.tflite_tolerance <= 1, "must be in [0, 1]"),
+            # Both become path components (serving/<model-name>/, the pipeline root's
+            # context): no separators or '..' that could write outside the output.
+            ("model_name", _SAFE_NAME.match(self.model_name) is not None, _NAME_RULE),
+            ("pipeline_name", _SAFE_NAME.match(self.pipeline_name) is not None, _NAME_RULE),
         ]
         for name, ok, rule in checks:
             if not ok:

@@ -5,6 +5,7 @@ import traceback
 
 from tfx import v1 as tfx
 
+from components.image_example_gen.folder_tree import DatasetError
 from components.image_example_gen.formats import list_dataset
 from pipeline import summary
 from pipeline.config import PipelineConfig
@@ -13,6 +14,23 @@ from pipeline.errors import PipelineFailed
 from pipeline.pipeline import create_pipeline
 from pipeline.progress import component_lines
 
+
+
+# Beyond this, per-class evaluation slices and the report stop being useful,
+# and the softmax layer dominates the model; refused rather than half-working.
+MAX_CLASSES = 10_000
+
+
+def check_classes(data: str, classes) -> None:
+    """A classifier needs 2..MAX_CLASSES classes (TFRecords: known only after ingestion)."""
+    if classes is None:
+        return
+    if len(classes) < 2:
+        raise DatasetError(f"--data {data}: only one class ({classes[0]!r}); a classifier "
+                           "needs at least two class folders")
+    if len(classes) > MAX_CLASSES:
+        raise DatasetError(f"--data {data}: {len(classes):,} classes; imagepipe supports up "
+                           f"to {MAX_CLASSES:,}")
 
 
 def run(config: PipelineConfig) -> dict:
@@ -25,6 +43,7 @@ def run(config: PipelineConfig) -> dict:
     """
     options = config.ingest_options()
     listing = list_dataset(config.data, options)
+    check_classes(config.data, listing.classes)
     size, channels = probe_shape(config.data, listing, options)
     size, channels = config.image_size or size, config.channels or channels
     tfx_pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args)

@@ -18,6 +18,7 @@ from pipeline.config import PipelineConfig
 
 _State = metadata_store_pb2.Execution.State
 _ACCURACY = "sparse_categorical_accuracy"
+MATRIX_MAX_CLASSES = 1000
 
 
 def open_store(config: PipelineConfig) -> metadata_store.MetadataStore:
@@ -155,7 +156,9 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
             # null for a class with no eval images (TFMA then has no slice for it)
             "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
             # rows: actual class, columns: predicted class, in `data.classes` order
-            "confusion_matrix": confusion_matrix(uri, len(classes)),
+            # (null above MATRIX_MAX_CLASSES: 1,000 classes is already 4 MB of JSON)
+            "confusion_matrix": (confusion_matrix(uri, len(classes))
+                                 if len(classes) <= MATRIX_MAX_CLASSES else None),
             "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
             "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
 

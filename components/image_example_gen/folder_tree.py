@@ -42,6 +42,8 @@ class Listing:
     empty_classes: List[str] = dataclasses.field(default_factory=list)
     format: str = "folder"
     unused: List[str] = dataclasses.field(default_factory=list)
+    # Files found but not listable, as {"path", "reason"}: reported with the skipped.
+    skipped: List[dict] = dataclasses.field(default_factory=list)
 
 
 def is_image_name(name: str) -> bool:
@@ -49,33 +51,75 @@ def is_image_name(name: str) -> bool:
     return name.lower().endswith(IMAGE_EXTENSIONS) and not name.startswith(".")
 
 
+def _is_dir(entry: os.DirEntry) -> bool:
+    """False for symlink loops and unreadable entries too (is_dir raises on ELOOP)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file_or_unreadable(entry: os.DirEntry) -> bool:
+    """Image-named files, and entries that cannot even be stat'ed (a symlink loop):
+    listing those lets ingestion skip them with the OS's reason, instead of
+    the listing failing or dropping them silently."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return True
+
+
 def _subdirs(root: str) -> Tuple[List[str], int]:
     """Visible sub-folders of `root`, sorted, and how many other entries there were."""
     dirs, ignored = [], 0
     for entry in os.scandir(root):
-        if entry.is_dir() and not entry.name.startswith("."):
+        if _is_dir(entry) and not entry.name.startswith("."):
             dirs.append(entry.name)
         else:
             ignored += 1
     return sorted(dirs), ignored
 
 
-def _images_per_class(root: str) -> Tuple[Dict[str, List[str]], List[str], int]:
-    """({class: sorted image names}, empty class folders, ignored entry count)."""
+def _utf8(name: str) -> bool:
+    """Names that are not valid UTF-8 reach Python as surrogate escapes; tf.Example
+    strings, labels.txt and the reports need UTF-8."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def printable(path: str) -> str:
+    """A path with undecodable bytes shown as \\xNN, for messages and reports."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _images_per_class(root: str, prefix: str = ""
+                      ) -> Tuple[Dict[str, List[str]], List[str], int, List[dict]]:
+    """({class: sorted image names}, empty class folders, ignored entry count,
+    skipped records for names that are not UTF-8)."""
     names, ignored = _subdirs(root)
-    per_class, empty = {}, []
+    per_class, empty, bad = {}, [], []
     for name in names:
+        if not _utf8(name):
+            bad.append({"path": printable(f"{prefix}{name}/"),
+                        "reason": "folder name is not valid UTF-8; rename it"})
+            continue
         images = []
         for entry in sorted(os.scandir(os.path.join(root, name)), key=lambda e: e.name):
-            if entry.is_file() and is_image_name(entry.name):
+            if not (is_image_name(entry.name) and _is_file_or_unreadable(entry)):
+                ignored += 1
+            elif _utf8(entry.name):
                 images.append(entry.name)
             else:
-                ignored += 1
+                bad.append({"path": printable(f"{prefix}{name}/{entry.name}"),
+                            "reason": "file name is not valid UTF-8; rename it"})
         if images:
             per_class[name] = images
         else:
             empty.append(name)
-    return per_class, empty, ignored
+    return per_class, empty, ignored, bad
 
 
 def split_dirs(root: str) -> Optional[Dict[str, str]]:
@@ -109,12 +153,14 @@ def list_class_folders(root: str) -> Listing:
     _check_root(root)
     splits = split_dirs(root)
     trees = {None: ""} if splits is None else {s: d + "/" for s, d in splits.items()}
-    found, empty, ignored = {}, set(), 0
+    found, empty, ignored, bad = {}, set(), 0, []
     for split, prefix in trees.items():
-        per_class, no_images, skipped = _images_per_class(os.path.join(root, prefix))
+        per_class, no_images, not_listed, bad_names = _images_per_class(
+            os.path.join(root, prefix), prefix)
         found[split] = (prefix, per_class)
         empty.update(no_images)
-        ignored += skipped
+        ignored += not_listed
+        bad += bad_names
     classes = sorted({c for _, per_class in found.values() for c in per_class})
     if not classes:
         raise DatasetError(
@@ -126,4 +172,4 @@ def list_class_folders(root: str) -> Listing:
              for name in classes for image in per_class.get(name, [])]
     unused = [] if splits is None else sorted(set(_subdirs(root)[0]) - set(splits.values()))
     return Listing(classes=classes, files=files, ignored=ignored,
-                   empty_classes=sorted(empty - set(classes)), unused=unused)
+                   empty_classes=sorted(empty - set(classes)), unused=unused, skipped=bad)

@@ -131,7 +131,7 @@ def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, st
         "classes": classes,
         "per_class": per_class,
         "shapes": dict(shapes.most_common()),
-        "skipped": sorted(skipped, key=lambda r: r["path"]),
+        "skipped": sorted([*listing.skipped, *skipped], key=lambda r: r["path"]),
         "ignored": listing.ignored,
         "empty_classes": listing.empty_classes,
         "unused_folders": listing.unused,

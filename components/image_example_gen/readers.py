@@ -5,6 +5,7 @@ an array chunk or a TFRecord file into encoded examples or skipped records
 ({"path", "reason"}).
 """
 import os
+import re
 from typing import Callable, Iterator, List, Optional
 
 import tensorflow as tf
@@ -81,7 +82,15 @@ def _read_record_file(unit: RecordFile, root: str, options: IngestOptions,
             yield _record_to_item(record, relpath, unit.split or split_of(relpath), options)
             count += 1
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
-        yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {e.message}"}
+        yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {_tf_reason(e)}"}
+
+
+def _tf_reason(error) -> str:
+    """The OS-level part of a tf.data error: 'truncated record at 1710', without the
+    '{{function_node __wrapped__IteratorGetNext...}}' wrapper TF puts around it."""
+    found = re.search(r"(truncated record at \d+|corrupted record at \d+|"
+                      r"Data loss: [^\[{]+)", error.message)
+    return found.group(1).strip() if found else error.message
 
 
 def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,

@@ -27,14 +27,15 @@ def build_report(config: PipelineConfig, report_dir: str = None) -> str:
     records = collect.eval_records(data["examples_uri"])
     path = lambda name: os.path.join(report_dir, name)  # noqa: E731
     charts.gallery(*collect.gallery_inputs(uris["Model"], records, classes), path(PNGS[0]))
-    charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))
+    if evaluation["confusion_matrix"] is not None:  # null for very many classes
+        charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))
     charts.per_class(evaluation["per_class"], evaluation["accuracy"], path(PNGS[2]))
     charts.curves(collect.training_history(uris["ModelRun"]), path(PNGS[3]))
     charts.samples(collect.transformed_samples(uris["TransformGraph"], records, classes),
                    path(PNGS[4]))
     index = path("index.html")
     with open(index + ".tmp", "w") as f:
-        f.write(index_html(summary))
+        f.write(index_html(summary, [n for n in PNGS if os.path.exists(path(n))]))
     os.replace(index + ".tmp", index)
     return index
 
@@ -55,12 +56,12 @@ def _rows(summary: dict) -> Dict[str, str]:
     }
 
 
-def index_html(summary: dict) -> str:
+def index_html(summary: dict, pngs=PNGS) -> str:
     """A self-contained page: the summary table, then the pictures (relative links)."""
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
                    for k, v in _rows(summary).items())
     images = "".join(f'<h2>{name[:-4].replace("_", " ")}</h2><img src="{name}" alt="{name}">'
-                     for name in PNGS)
+                     for name in pngs)
     return ("<!doctype html><html><head><meta charset='utf-8'><title>imagepipe report</title>"
             "<style>body{font-family:sans-serif;margin:2em}th{text-align:left;padding-right:1em}"
             "img{max-width:100%}</style></head><body><h1>imagepipe run report</h1>"

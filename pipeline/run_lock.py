@@ -1,0 +1,48 @@
+"""One `imagepipe run` per output directory at a time.
+
+Two runs on the same output would interleave writes to one ML Metadata store
+and one push destination. The lock is an flock on <output>/.imagepipe.lock,
+held for the whole run: the kernel releases it when the process ends however
+it ends (even SIGKILL), so a lock left by a killed run is simply free again
+and the next run takes it over; nothing has to guess whether a PID is alive.
+The file records the holder's PID and start time, for the refusal message.
+"""
+import contextlib
+import fcntl
+import json
+import os
+import time
+from typing import Iterator
+
+from pipeline.errors import UsageError
+
+LOCK_FILE = ".imagepipe.lock"
+
+
+@contextlib.contextmanager
+def output_lock(output: str) -> Iterator[None]:
+    """Holds the output directory's lock, or raises UsageError at once if a run has it."""
+    path = os.path.join(output, LOCK_FILE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"--output {output}: another imagepipe run is using it "
+                             f"({_holder(path)}); wait for it, or use another --output") \
+                from None
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _holder(path: str) -> str:
+    try:
+        with open(path) as f:
+            holder = json.load(f)
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder["started"]))
+        return f"pid {holder['pid']}, started {started}"
+    except (OSError, ValueError, KeyError):
+        return "holder unknown"
