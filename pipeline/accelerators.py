@@ -10,6 +10,8 @@ from typing import Dict, Optional
 from pipeline.errors import UsageError
 
 RESOURCES = {"tpu": "google.com/tpu", "gpu": "nvidia.com/gpu"}
+# The most chips one TPU VM host has (v5e/v6e: 8; v4/v5p: 4): one pod, one host.
+MAX_HOST_CHIPS = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +56,10 @@ def parse_accelerator(text: Optional[str]) -> Optional[Accelerator]:
         if not _TOPOLOGY.match(size):
             raise UsageError(usage)
         chips = math.prod(int(d) for d in size.split("x"))
+        if chips > MAX_HOST_CHIPS:
+            raise UsageError(f"--accelerator {text}: {chips} chips span several TPU hosts; "
+                             f"one pod takes the whole slice, so at most {MAX_HOST_CHIPS} "
+                             "(e.g. tpu-v5-lite-podslice:2x4)")
         return Accelerator(kind, kind_type, size, chips)
     if not size.isdigit() or int(size) < 1:
         raise UsageError(usage)

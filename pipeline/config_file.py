@@ -5,7 +5,6 @@ or `train-steps`). Values are type-checked against the dataclass, so a typo
 or a string where a number belongs fails before anything runs.
 """
 import os
-import tomllib
 import typing
 from typing import Any, Dict
 
@@ -30,6 +29,20 @@ def _check_type(path: str, name: str, value: Any) -> Any:
     return float(value) if kind is float else value
 
 
+def _toml():
+    """tomllib is Python 3.11+; on 3.10 TOML needs the tomli package."""
+    try:
+        import tomllib
+        return tomllib
+    except ImportError:
+        try:
+            import tomli
+            return tomli
+        except ImportError:
+            raise ConfigError("--config: TOML needs Python 3.11 or `pip install tomli`; "
+                              "or use a .yaml file") from None
+
+
 def load_config_file(path: str) -> Dict[str, Any]:
     """{field name: value} from a .yaml/.yml or .toml file; raises ConfigError naming it."""
     if not os.path.isfile(path):
@@ -37,13 +50,15 @@ def load_config_file(path: str) -> Dict[str, Any]:
     try:
         if path.endswith(".toml"):
             with open(path, "rb") as f:
-                values = tomllib.load(f)
+                values = _toml().loads(f.read().decode("utf-8"))
         elif path.endswith((".yaml", ".yml")):
             with open(path) as f:
                 values = yaml.safe_load(f) or {}
         else:
             raise ConfigError(f"--config {path}: use a .yaml, .yml or .toml file")
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as e:
+    except ConfigError:
+        raise
+    except (yaml.YAMLError, ValueError) as e:  # TOMLDecodeError is a ValueError
         raise ConfigError(f"--config {path}: not valid {path.rsplit('.', 1)[-1].upper()}: "
                           f"{str(e).splitlines()[0]}") from None
     if not isinstance(values, dict):

@@ -81,6 +81,9 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
         raise UsageError(f"--pipeline-name {config.pipeline_name!r}: KFP needs lowercase "
                          "letters, digits and dashes, starting with a letter or digit")
     if accelerator and accelerator.kind == "tpu":
+        if target == "vertex":
+            raise UsageError("--accelerator tpu:... is for --target kubeflow (GKE TPU node "
+                             "pools); Vertex pipeline steps take GPUs here")
         config = config.replace(tpu="local")  # the TPU VM the Trainer's pod lands on
     size, channels = _shape(config)
     from tfx import v1 as tfx  # heavy: after the checks above

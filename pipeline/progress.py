@@ -19,6 +19,14 @@ def format_line(event: str, node: str, seconds: float = None, cached: bool = Fal
     return f"{event:<9} {node:<30}{timing}{'  cached' if cached else ''}".rstrip()
 
 
+def _cached(was_cached: Callable[[str], bool], node: str) -> bool:
+    """The marker only: a failed MLMD lookup must not fail a component that succeeded."""
+    try:
+        return was_cached(node)
+    except Exception:  # noqa: BLE001  (e.g. sqlite "database is locked")
+        return False
+
+
 @contextlib.contextmanager
 def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterator[None]:
     """Within the block, every component launch prints a start and an end line.
@@ -36,8 +44,8 @@ def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterat
         except BaseException:
             print(format_line("FAILED", node, time.time() - start), file=out, flush=True)
             raise
-        print(format_line("done", node, time.time() - start, was_cached(node)), file=out,
-              flush=True)
+        print(format_line("done", node, time.time() - start, _cached(was_cached, node)),
+              file=out, flush=True)
         return result
 
     launcher.Launcher.launch = launch

@@ -23,7 +23,11 @@ LOCK_FILE = ".imagepipe.lock"
 def output_lock(output: str) -> Iterator[None]:
     """Holds the output directory's lock, or raises UsageError at once if a run has it."""
     path = os.path.join(output, LOCK_FILE)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # never follow a planted symlink into someone else's file
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise UsageError(f"--output {output}: cannot create {LOCK_FILE}: {e.strerror}") \
+            from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -31,6 +35,9 @@ def output_lock(output: str) -> Iterator[None]:
             raise UsageError(f"--output {output}: another imagepipe run is using it "
                              f"({_holder(path)}); wait for it, or use another --output") \
                 from None
+        except OSError as e:  # ENOLCK, EOPNOTSUPP: some network and FUSE filesystems
+            raise UsageError(f"--output {output}: its filesystem does not support file "
+                             f"locks ({e.strerror}); use a local --output") from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
         yield

@@ -1,6 +1,7 @@
 """TFX adapter: the stock Pusher executor, with an atomic versioned push (versions.py)
 and, when configured, a TFLite version that must pass the parity gate (tflite_push.py)."""
 import json
+import logging
 import os
 from typing import Any, Dict, List
 
@@ -12,7 +13,7 @@ from tfx.utils import io_utils, proto_utils
 
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.tflite_push import push_tflite
-from components.image_pusher.versions import next_version, publish
+from components.image_pusher.versions import next_version, publish, pushed_version_of
 
 
 # The optional input with the examples: eval split for parity, train for int8 calibration.
@@ -37,8 +38,13 @@ class Executor(pusher_executor.Executor):
         proto_utils.json_to_proto(
             exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
         base = destination.filesystem.base_directory
-        version = next_version(base)
-        serving_path = publish(model_path, base, version, source_uri=self._model_uri(input_dict))
+        model_uri = self._model_uri(input_dict)
+        version = pushed_version_of(base, model_uri)  # an interrupted earlier push
+        if version is None:
+            version = next_version(base)
+            serving_path = publish(model_path, base, version, source_uri=model_uri)
+        else:
+            serving_path = os.path.join(base, str(version))
         write_serving_configs(os.path.dirname(base))
         self._push_tflite(input_dict, exec_properties, model_path, version, model_push)
         io_utils.copy_dir(model_path, model_push.uri)
@@ -57,8 +63,14 @@ class Executor(pusher_executor.Executor):
         if not config or not input_dict.get(EXAMPLES_KEY):
             return
         examples = artifact_utils.get_single_instance(input_dict[EXAMPLES_KEY])
-        result = push_tflite(model_path, examples.uri, config["tflite_dir"], version,
-                             config["quantize"], config["parity_tolerance"])
+        try:
+            result = push_tflite(model_path, examples.uri, config["tflite_dir"], version,
+                                 config["quantize"], config["parity_tolerance"])
+        except Exception as e:  # noqa: BLE001  (the SavedModel is pushed; say why not TFLite)
+            logging.exception("TFLite push failed")
+            result = {"path": None, "parity": {"ok": False},
+                      "reason": f"TFLite conversion failed: {type(e).__name__}: "
+                                f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
         model_push.set_string_custom_property("tflite_destination", result["path"] or "")
         model_push.set_string_custom_property(
             "tflite_parity", json.dumps({**result["parity"], "reason": result["reason"]}))

@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -43,6 +44,9 @@ def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
     tf.saved_model.save(loaded, export_dir, signatures={SIGNATURE: numeric})
 
 
+_STDERR_SWAP = threading.Lock()  # fd 2 is process-wide: one swap at a time
+
+
 @contextlib.contextmanager
 def _native_stderr_captured() -> Iterator[None]:
     """In quiet mode, holds back what the converter's C++ prints on fd 2.
@@ -52,11 +56,17 @@ def _native_stderr_captured() -> Iterator[None]:
     TF_CPP_MIN_LOG_LEVEL=3 (set by the CLI unless --verbose); the captured
     text is printed after all if the conversion fails, so errors stay visible.
     """
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != "3":
+    quiet = os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "3"
+    if not quiet or not _STDERR_SWAP.acquire(blocking=False):
+        yield  # verbose, or another thread holds fd 2 already: leave it alone
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (a daemon): nothing to hold back
+        _STDERR_SWAP.release()
         yield
         return
     sys.stderr.flush()
-    saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
         try:
@@ -69,6 +79,7 @@ def _native_stderr_captured() -> Iterator[None]:
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+            _STDERR_SWAP.release()
 
 
 def convert(saved_model_dir: str, quantize: str,
@@ -113,13 +124,13 @@ class Runner:
     Why not `Interpreter.get_signature_runner`: it resizes the input and
     re-allocates tensors on every call, which doubled the int8 model's
     single-image latency (0.76 vs 0.34 ms). Here the interpreter is resized
-    only when the batch shape changes. Threads: every core, as TensorFlow
-    uses for the SavedModel (the interpreter's default is one).
+    only when the batch shape changes. Threads: every core this process may
+    use, as TensorFlow does for the SavedModel (the interpreter's default is one).
     """
 
     def __init__(self, model: bytes = None, model_path: str = None):
         self._interpreter = tf.lite.Interpreter(model_content=model, model_path=model_path,
-                                                num_threads=os.cpu_count())
+                                                num_threads=len(os.sched_getaffinity(0)))
         signature = self._interpreter.get_signature_list()[SIGNATURE]
         runner = self._interpreter.get_signature_runner(SIGNATURE)
         details = runner.get_input_details()["pixels"]

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from components.image_example_gen.labels import LABELS_FILE, read_labels
 from components.image_pusher import tflite
-from components.image_pusher.versions import publish
+from components.image_pusher.versions import is_complete, publish
 from modules.signatures import NORMALIZATION_FILE
 
 REPRESENTATIVE_IMAGES = 200
@@ -20,7 +20,12 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
     """Converts, checks parity on the eval split, and publishes `<base_dir>/<version>/`.
 
     Returns {"path": the version folder or None, "parity": parity(...), "reason"}.
+    A version already there (an interrupted earlier push of this model) is kept.
     """
+    existing = os.path.join(base_dir, str(version))
+    if is_complete(existing, commit_file="model.tflite"):
+        return {"path": existing, "parity": {"ok": True},
+                "reason": "kept the version an interrupted earlier push completed"}
     size, _, channels = tflite.input_shape(saved_model_dir)
     pixels, labels = tflite.split_pixels(os.path.join(examples_uri, "Split-eval"), size, channels)
     representative: Optional = None

@@ -79,6 +79,26 @@ def provenance(version_dir: str) -> Optional[dict]:
         return None
 
 
+def is_complete(version_dir: str, commit_file: str = COMMIT_FILE) -> bool:
+    """Whether the version's commit file is there (always, for a local push)."""
+    path = os.path.join(str(version_dir), commit_file)
+    return os.path.isfile(path) if is_local(path) else _gfile().exists(path)
+
+
+def pushed_version_of(base_dir: str, source_uri: str) -> Optional[int]:
+    """The newest complete version pushed from `source_uri`, or None.
+
+    Lets a Pusher that failed or was killed after publishing reuse that
+    version on its re-run, instead of serving the same model twice.
+    """
+    for version in reversed(versions(base_dir)):
+        path = os.path.join(str(base_dir), str(version))
+        record = provenance(path)
+        if record and record.get("source_uri") == source_uri and is_complete(path):
+            return version
+    return None
+
+
 def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COMMIT_FILE,
             source_uri: Optional[str] = None) -> str:
     """Copies `source_dir` to `<base_dir>/<version>`, never half-visible; returns that path.

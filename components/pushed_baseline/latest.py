@@ -11,15 +11,7 @@ cached re-run then compares against the model blessed before it.
 import os
 from typing import Optional
 
-from components.image_pusher.versions import COMMIT_FILE, is_local, provenance, versions
-
-
-def _complete(version_dir: str) -> bool:
-    path = os.path.join(version_dir, COMMIT_FILE)
-    if is_local(path):
-        return os.path.isfile(path)
-    import tensorflow as tf
-    return tf.io.gfile.exists(path)
+from components.image_pusher.versions import is_complete, provenance, versions
 
 
 def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:
@@ -29,6 +21,6 @@ def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:
         record = provenance(path)
         if record and record.get("source_uri") == candidate_uri:
             continue
-        if _complete(path):
+        if is_complete(path):
             return path
     return None

@@ -27,7 +27,7 @@ def build_report(config: PipelineConfig, report_dir: str = None) -> str:
     records = collect.eval_records(data["examples_uri"])
     path = lambda name: os.path.join(report_dir, name)  # noqa: E731
     charts.gallery(*collect.gallery_inputs(uris["Model"], records, classes), path(PNGS[0]))
-    if evaluation["confusion_matrix"] is not None:  # null for very many classes
+    if evaluation["confusion_matrix"] is not None and len(classes) <= charts.MAX_CHART_CLASSES:
         charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))
     charts.per_class(evaluation["per_class"], evaluation["accuracy"], path(PNGS[2]))
     charts.curves(collect.training_history(uris["ModelRun"]), path(PNGS[3]))

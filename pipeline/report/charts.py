@@ -13,6 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
 WRONG, RIGHT = "#d62728", "#222222"
+# Above this many classes the confusion chart is not drawn (summary.json still has
+# the counts up to 1,000) and the per-class bars stop growing the figure.
+MAX_CHART_CLASSES = 100
 
 
 def _save(fig, path: str) -> str:
@@ -74,7 +77,7 @@ def per_class(accuracy: Dict[str, float], overall: float, path: str) -> str:
     """Accuracy of each class against the overall accuracy (classes without eval images: 0)."""
     names = list(accuracy)
     values = [accuracy[n] if accuracy[n] is not None else 0.0 for n in names]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.4 * len(names) + 2), 3.5))
+    fig, ax = plt.subplots(figsize=(min(max(5.0, 0.4 * len(names) + 2), 42.0), 3.5))
     ax.bar(range(len(names)), values,
            color=[RIGHT if v >= overall else WRONG for v in values])
     ax.axhline(overall, color="#1f77b4", linestyle="--", label=f"overall {overall:.4f}")

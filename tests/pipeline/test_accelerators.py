@@ -20,6 +20,11 @@ def test_gpus_request_their_count_on_nodes_of_their_type():
     assert gpu.node_selector() == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
 
 
+def test_a_multi_host_slice_is_refused():
+    with pytest.raises(UsageError, match="16 chips span several TPU hosts"):
+        parse_accelerator("tpu:tpu-v5-lite-podslice:4x4")
+
+
 def test_none_means_cpu():
     assert parse_accelerator(None) is None and parse_accelerator("") is None
 

@@ -168,6 +168,13 @@ def test_kfps_client_sends_the_node_selectors(compiled):
     assert sent["platform_spec"] == compiled["kubeflow_tpu"][1]
 
 
+def test_a_tpu_on_vertex_is_refused(tmp_path):
+    from pipeline.errors import UsageError
+    with pytest.raises(UsageError, match="for --target kubeflow"):
+        compile_pipeline(CONFIG, "vertex", IMAGE, str(tmp_path / "v.json"),
+                         parse_accelerator("tpu:tpu-v5-lite-podslice:2x4"))
+
+
 def test_compiling_writes_nothing_under_the_pipeline_root(tmp_path):
     config = CONFIG.replace(output=str(tmp_path / "root"))
     compile_pipeline(config, "kubeflow", IMAGE, str(tmp_path / "spec.yaml"))

@@ -85,7 +85,10 @@ def test_killed_runs_leave_nothing_half_done_and_resume(tmp_path, start_run):
     run_d = start_run(*flags)
     assert run_d.finish() == 0, run_d.stderr[-3000:]
     done = _done(run_d.lines)
-    assert done["Trainer"] == done["Evaluator"] == "cached" and done["Pusher"] == "ran"
+    assert done["Trainer"] == done["Evaluator"] == "cached"
+    # Whether C was killed before or after publishing, the model is served once.
+    assert len([p for p in (out / "serving" / "imagepipe").iterdir()
+                if not p.name.startswith(".")]) == 1
     summary = json.loads((out / "summary.json").read_text())
     assert summary["eval"]["blessed"] and os.path.isdir(summary["pushed"]["serving"])
     _assert_only_complete_versions(out)

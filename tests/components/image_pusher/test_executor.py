@@ -1,32 +1,40 @@
 """The ImagePusher executor: pushes only blessed models, as a new complete version."""
+import json
 import os
 
 from tfx.types import standard_artifacts, standard_component_specs
 from tfx.proto import pusher_pb2
 from tfx.utils import proto_utils
 
-from components.image_pusher.executor import Executor
+from components.image_pusher.executor import EXAMPLES_KEY, Executor
 from components.image_pusher.versions import provenance
 
 
-def _run(tmp_path, blessed: bool):
+def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False):
     model = standard_artifacts.Model()
     model.uri = str(tmp_path / "model")
-    os.makedirs(os.path.join(model.uri, "Format-Serving", "variables"))
+    os.makedirs(os.path.join(model.uri, "Format-Serving", "variables"), exist_ok=True)
     with open(os.path.join(model.uri, "Format-Serving", "saved_model.pb"), "wb") as f:
         f.write(b"graph")
     blessing = standard_artifacts.ModelBlessing()
     blessing.uri = str(tmp_path / "blessing")
     blessing.set_int_custom_property("blessed", int(blessed))
     pushed = standard_artifacts.PushedModel()
-    pushed.uri = str(tmp_path / "pushed")
+    pushed.uri = str(tmp_path / pushed_name)
     destination = pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
         base_directory=str(tmp_path / "serving" / "digits")))
-    Executor().Do({standard_component_specs.MODEL_KEY: [model],
-                   standard_component_specs.MODEL_BLESSING_KEY: [blessing]},
-                  {standard_component_specs.PUSHED_MODEL_KEY: [pushed]},
-                  {standard_component_specs.PUSH_DESTINATION_KEY:
-                   proto_utils.proto_to_json(destination)})
+    inputs = {standard_component_specs.MODEL_KEY: [model],
+              standard_component_specs.MODEL_BLESSING_KEY: [blessing]}
+    properties = {standard_component_specs.PUSH_DESTINATION_KEY:
+                  proto_utils.proto_to_json(destination)}
+    if tflite:  # examples without splits: the conversion's inputs cannot be read
+        examples = standard_artifacts.Examples()
+        examples.uri = str(tmp_path / "examples")
+        inputs[EXAMPLES_KEY] = [examples]
+        properties[standard_component_specs.CUSTOM_CONFIG_KEY] = json.dumps(
+            {"tflite_dir": str(tmp_path / "tflite"), "quantize": "none",
+             "parity_tolerance": 0.01})
+    Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
     return pushed
 
 
@@ -47,3 +55,22 @@ def test_unblessed_model_pushes_nothing(tmp_path):
     pushed = _run(tmp_path, blessed=False)
     assert pushed.get_int_custom_property("pushed") == 0
     assert not (tmp_path / "serving").exists()
+
+
+def test_a_re_run_after_an_interrupted_push_reuses_its_version(tmp_path):
+    # The first Pusher published, then failed or was killed before finishing; its
+    # re-run must not serve the same model again under a second version.
+    first = _run(tmp_path, blessed=True)
+    again = _run(tmp_path, blessed=True, pushed_name="pushed-again")
+    assert again.get_string_custom_property("pushed_version") == \
+        first.get_string_custom_property("pushed_version")
+    assert os.listdir(tmp_path / "serving" / "digits") == [
+        first.get_string_custom_property("pushed_version")]
+
+
+def test_a_failed_tflite_conversion_still_pushes_the_saved_model_and_says_why(tmp_path):
+    pushed = _run(tmp_path, blessed=True, tflite=True)  # "graph" is no real SavedModel
+    assert pushed.get_int_custom_property("pushed") == 1
+    assert pushed.get_string_custom_property("tflite_destination") == ""
+    gate = json.loads(pushed.get_string_custom_property("tflite_parity"))
+    assert gate["ok"] is False and gate["reason"].startswith("TFLite conversion failed: ")
