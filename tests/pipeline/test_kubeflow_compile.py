@@ -141,7 +141,8 @@ def test_user_code_is_referenced_by_dotted_path_not_uploaded(compiled):
 
 
 def _normalized(name, compiled) -> str:
-    """The spec without what changes with library versions (sdkVersion, labels)."""
+    """The spec without sdkVersion (it names the TFX release). The PipelineJob's version
+    labels live outside pipelineSpec, so they never reach the comparison."""
     spec, platform, text = compiled[name]
     spec = {k: v for k, v in spec.items() if k != "sdkVersion"}
     return json.dumps({"spec": spec, "platform": platform}, indent=1, sort_keys=True) + "\n"

@@ -25,6 +25,8 @@ def test_the_image_installs_the_same_pins_and_every_package():
         assert f"COPY {package} {package}" in dockerfile
     for dotted in (PREPROCESSING_FN, RUN_FN):
         assert (ROOT / (dotted.rsplit(".", 1)[0].replace(".", "/") + ".py")).is_file()
+        # ...and inside a package the image copies, so the compiled spec's path imports there
+        assert f"COPY {dotted.split('.')[0]} {dotted.split('.')[0]}" in dockerfile
     assert "TF_USE_LEGACY_KERAS=1" in dockerfile
     assert 'ENTRYPOINT ["/opt/apache/beam/boot"]' in dockerfile
 

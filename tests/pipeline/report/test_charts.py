@@ -54,6 +54,8 @@ def test_confusion_per_class_and_curves_render(tmp_path):
                             str(tmp_path / "p.png"))
     assert_real_picture(bars)
     assert red_pixels(bars) > 100  # class "2" is below the overall line
+    above = charts.per_class({"0": 0.9, "1": 1.0}, 0.8, str(tmp_path / "above.png"))
+    assert red_pixels(above) == 0  # red marks only the classes below the line
     history = {"train": {"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]},
                "validation": {"loss": [0.8, 0.6, 0.5], "accuracy": [0.6, 0.7, 0.8]}}
     assert_real_picture(charts.curves(history, str(tmp_path / "t.png")))
