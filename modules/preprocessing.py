@@ -11,6 +11,9 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+from modules import autograph_rules
+
+autograph_rules.install()
 
 # Transformed feature keys.
 IMAGE_XF = "image"

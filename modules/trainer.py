@@ -18,12 +18,15 @@ from tfx import v1 as tfx
 from tfx_bsl.public import tfxio
 
 from components.image_example_gen.labels import LABELS_FILE, read_labels as read_label_file
+from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
 from modules.progress import EpochLines
 from modules.signatures import export
 from modules.strategy import select_strategy
+
+autograph_rules.install()
 
 
 def read_labels(file_pattern: str) -> List[str]:

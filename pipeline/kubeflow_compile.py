@@ -27,6 +27,9 @@ TARGETS = ("kubeflow", "vertex")
 TRAINER_ID = "Trainer"
 # KFP's rule for pipeline names (kfp.compiler's _validate_pipeline_name).
 PIPELINE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
+# The image's WORKDIR (kubeflow/Dockerfile), where setup.py is copied; see
+# pipeline/beam_deps.py for why Beam is told about it.
+CONTAINER_SETUP_FILE = "/imagepipe/setup.py"
 
 
 def dataflow_args(project: str, region: str, temp_location: str, image: str) -> List[str]:
@@ -90,7 +93,8 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
 
     from pipeline.pipeline import create_pipeline
     pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args,
-                               baseline_kind="pushed" if target == "kubeflow" else "vertex")
+                               baseline_kind="pushed" if target == "kubeflow" else "vertex",
+                               setup_file=CONTAINER_SETUP_FILE)
     if accelerator:
         trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
         trainer.with_platform_config(_resources(accelerator, target))

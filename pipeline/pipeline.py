@@ -16,7 +16,8 @@ from components.image_evaluator.component import ImageEvaluator
 from components.image_example_gen.encode import LABEL_KEY
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
-from pipeline.config import PipelineConfig
+from pipeline.beam_deps import with_setup_file
+from pipeline.config import REPO_ROOT, PipelineConfig
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
 COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
@@ -32,6 +33,7 @@ BASELINES = ("mlmd", "vertex", "pushed")
 BASELINE_ID = "latest_blessed_model_resolver"
 PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
 RUN_FN = "modules.trainer.run_fn"
+LOCAL_SETUP_FILE = str(REPO_ROOT / "setup.py")
 
 
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
@@ -127,11 +129,13 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
 
 def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
                     beam_pipeline_args: List[str],
-                    baseline_kind: str = "mlmd") -> tfx.dsl.Pipeline:
+                    baseline_kind: str = "mlmd",
+                    setup_file: str = LOCAL_SETUP_FILE) -> tfx.dsl.Pipeline:
     """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`.
 
     The SQLite ML Metadata store is local runs' only; on KFP and Vertex the
-    orchestrator brings its own.
+    orchestrator brings its own. `setup_file` is imagepipe's setup.py where
+    the components run (see pipeline/beam_deps.py).
     """
     metadata = (tfx.orchestration.metadata.sqlite_metadata_connection_config(
         config.metadata_path) if baseline_kind == "mlmd" else None)
@@ -141,4 +145,4 @@ def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
         components=create_components(config, image_size, channels, baseline_kind),
         enable_cache=True,
         metadata_connection_config=metadata,
-        beam_pipeline_args=beam_pipeline_args)
+        beam_pipeline_args=with_setup_file(beam_pipeline_args, setup_file))

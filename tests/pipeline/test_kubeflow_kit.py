@@ -4,6 +4,7 @@ import re
 
 import yaml
 
+from pipeline.kubeflow_compile import CONTAINER_SETUP_FILE
 from pipeline.pipeline import PREPROCESSING_FN, RUN_FN
 
 ROOT = pathlib.Path(__file__).parents[2]
@@ -29,6 +30,10 @@ def test_the_image_installs_the_same_pins_and_every_package():
         assert f"COPY {dotted.split('.')[0]} {dotted.split('.')[0]}" in dockerfile
     assert "TF_USE_LEGACY_KERAS=1" in dockerfile
     assert 'ENTRYPOINT ["/opt/apache/beam/boot"]' in dockerfile
+    # The compiled Beam args name setup.py where the image has it.
+    workdir = re.search(r"^WORKDIR (\S+)$", dockerfile, re.M).group(1)
+    assert CONTAINER_SETUP_FILE == f"{workdir}/setup.py"
+    assert re.search(r"^COPY setup\.py .*\./$", dockerfile, re.M)
 
 
 def _docs(path):
