@@ -1,6 +1,9 @@
-"""One line per training epoch, aligned with the pipeline's component lines."""
+"""One line per training epoch, aligned with the pipeline's component lines; fit throughput."""
+import json
+import os
 import time
 
+import tensorflow as tf
 import tf_keras as keras
 
 _SHOWN = ("loss", "accuracy", "val_loss", "val_accuracy")
@@ -24,3 +27,53 @@ class EpochLines(keras.callbacks.Callback):
         values = "  ".join(f"{k} {logs[k]:.4f}" for k in _SHOWN if k in (logs or {}))
         print(f"{self._indent}epoch {epoch + 1}/{self._epochs}  {values}  "
               f"{time.time() - self._start:.1f}s", flush=True)
+
+
+FIT_STATS_FILE = "fit_stats.json"
+
+
+class FitThroughput(keras.callbacks.Callback):
+    """Training examples per second, from epoch start to validation start, to a JSON file.
+
+    Validation is excluded (Keras runs it inside the epoch, after
+    `on_test_begin`), and so is the first epoch, which pays for tracing and
+    for filling the input pipeline: what is left is the steady state, the
+    figure bench/training compares with the same model fed from NumPy.
+    """
+
+    def __init__(self, path: str, examples_per_step: int, steps_per_epoch: int):
+        super().__init__()
+        self._path, self._examples = path, examples_per_step * steps_per_epoch
+        self._start, self._seconds, self._open = 0.0, [], False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start, self._open = time.perf_counter(), True
+
+    def on_test_begin(self, logs=None):
+        self._close()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._close()  # no validation this epoch
+
+    def _close(self):
+        if self._open:
+            self._seconds.append(time.perf_counter() - self._start)
+            self._open = False
+
+    def on_train_end(self, logs=None):
+        steady = self._seconds[1:] or self._seconds
+        stats = {"examples_per_epoch": self._examples, "epoch_seconds": self._seconds,
+                 "first_epoch_s": self._seconds[0] if self._seconds else None,
+                 "examples_per_s": (self._examples * len(steady) / sum(steady)
+                                    if steady else None)}
+        with tf.io.gfile.GFile(self._path, "w") as f:  # gs:// on Kubeflow/Vertex
+            f.write(json.dumps(stats, indent=2))
+
+
+def read_fit_stats(model_run_dir: str):
+    """What FitThroughput wrote into the ModelRun folder, or None (an older run)."""
+    path = os.path.join(model_run_dir, FIT_STATS_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as f:
+        return json.loads(f.read())

@@ -22,7 +22,7 @@ from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
-from modules.progress import EpochLines
+from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput
 from modules.signatures import export
 from modules.strategy import select_strategy
 
@@ -122,6 +122,8 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
               callbacks=[EpochLines(epochs),
+                         FitThroughput(os.path.join(fn_args.model_run_dir, FIT_STATS_FILE),
+                                       plan.global_batch, steps_per_epoch),
                          keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
                          keras.callbacks.TensorBoard(
                              fn_args.model_run_dir,

@@ -16,6 +16,7 @@ from typing import List, Optional
 
 from components.image_example_gen.folder_tree import DatasetError
 from pipeline.config import ConfigError, PipelineConfig, config_fields, flag_help
+from pipeline import startup
 from pipeline.errors import PipelineFailed, UsageError
 
 EXIT_OK, EXIT_PIPELINE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -244,8 +245,7 @@ COMMANDS = {"run": _command_run, "ingest": _command_ingest, "compile": _command_
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point; returns the process exit code."""
-    # TFX 1.16 and TFT need Keras 2; must be set before TensorFlow is imported.
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    startup.prepare()  # before TensorFlow or TFX is imported
     parser = build_parser()
     args = parser.parse_args(argv)
     # TFX's BaseBeamExecutor re-parses sys.argv with absl flags (TODO

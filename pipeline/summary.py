@@ -185,6 +185,13 @@ def _data_section(store, config: PipelineConfig, example_gen) -> dict:
             "empty_classes": report["empty_classes"], "examples_uri": examples.uri}
 
 
+def _training_section(store, trainer) -> Optional[dict]:
+    """The Trainer's steady-state fit throughput (modules/progress.FitThroughput)."""
+    from modules.progress import read_fit_stats
+    model_run = outputs(store, trainer).get("ModelRun") if trainer else None
+    return read_fit_stats(model_run.uri) if model_run else None
+
+
 def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     """The summary.json contract for the latest run (see README, "Run summary")."""
     store = open_store(config)
@@ -197,6 +204,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
         "data": data,
         "eval": _eval_section(store, nodes.get("Evaluator"), config, data["classes"]),
         "pushed": _pushed_section(store, nodes.get("Pusher")),
+        "training": _training_section(store, nodes.get("Trainer")),
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == _State.CACHED],
     }
@@ -222,6 +230,13 @@ def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
     return lines
 
 
+def _training_line(training: Optional[dict]) -> List[str]:
+    if not training or not training.get("examples_per_s"):
+        return []
+    return [f"training  {training['examples_per_s']:,.0f} examples/s in fit after the first "
+            f"epoch ({training['first_epoch_s']:.1f}s)"]
+
+
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
@@ -239,6 +254,7 @@ def format_summary(summary: dict) -> str:
         *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
           if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),
+        *_training_line(summary.get("training")),
         f"time      {summary['timings_s']['total']:.1f}s total, "
         f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
         + ", ".join(f"{node} {seconds:.1f}" for node, seconds in summary["timings_s"].items()

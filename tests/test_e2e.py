@@ -62,6 +62,9 @@ def two_runs(tmp_path_factory):
             with open(os.path.join(source, label, name), "rb") as f:
                 (data / label / name).write_bytes(f.read())
     first, first_stdout = _run(data, root / "out")
+    report = root / "out" / "report"
+    (root / "first_report.json").write_text(json.dumps(
+        {p.name: p.stat().st_mtime_ns for p in report.iterdir()}))
     second, second_stdout = _run(data, root / "out")
     (root / "second_stdout.txt").write_text(second_stdout)
     return root / "out", first, second, first_stdout, data
@@ -105,6 +108,11 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert first["timings_s"]["total"] >= first["timings_s"]["Trainer"] > 0
     assert first["cached"] == []
     assert f"{first['eval']['accuracy']:.4f}" in stdout
+    # 30 steps of 64 in 10 epochs: 192 examples an epoch, timed inside fit.
+    training = first["training"]
+    assert training["examples_per_epoch"] == 192 and len(training["epoch_seconds"]) == 10
+    assert training["examples_per_s"] > 0
+    assert "examples/s in fit" in stdout
 
 
 def test_pushed_model_loads_and_classifies(two_runs):
@@ -219,6 +227,19 @@ def test_the_run_writes_a_report_with_every_picture(two_runs):
             assert image.size[0] > 300 and len(image.convert("RGB").getcolors(1 << 20)) > 20
 
 
+def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):
+    out, _, second, _, _ = two_runs
+    first = json.loads((out.parent / "first_report.json").read_text())
+    now = {p.name: p.stat().st_mtime_ns for p in (out / "report").iterdir()}
+    assert {"gallery.png", "training_curves.png", ".inputs.json"} <= set(first)
+    for name in first:
+        if name.endswith(".png") or name == ".inputs.json":
+            assert now[name] == first[name], name
+    assert now["index.html"] > first["index.html"]
+    # The page shows the cached run's own times (the last test redraws on new inputs).
+    assert f"total {second['timings_s']['total']:.1f}s" in (out / "report" / "index.html").read_text()
+
+
 # Last in this file: it adds a run to the output folder the tests above inspect.
 def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_runs):
     out, first, _, _, data = two_runs
@@ -242,3 +263,4 @@ def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_ru
     assert len(rows) == 3, listed.stdout
     assert [r.split()[3] for r in rows] == ["yes", "yes", "no"]
     assert rows[0].split()[4] == str(first["pushed"]["version"]) and rows[2].split()[4] == "-"
+

@@ -9,6 +9,9 @@ from pipeline.errors import UsageError
 
 PNGS = ("gallery.png", "confusion_matrix.png", "per_class_accuracy.png",
         "training_curves.png", "transformed_samples.png")
+# What the pictures were drawn from. A fully cached re-run has the same inputs,
+# so it redraws nothing (3-5 s of a warm run); index.html is always rewritten.
+INPUTS_FILE = ".inputs.json"
 
 
 def build_report(config: PipelineConfig, report_dir: str = None) -> str:
@@ -18,26 +21,54 @@ def build_report(config: PipelineConfig, report_dir: str = None) -> str:
                          f"--output {config.output}` first")
     with open(config.summary_path) as f:
         summary = json.load(f)
-    from pipeline.report import charts, collect  # heavy: TensorFlow, TFT, matplotlib
+    from pipeline.report import collect  # heavy: TensorFlow
     report_dir = report_dir or os.path.join(config.output, "report")
     os.makedirs(report_dir, exist_ok=True)
+    path = lambda name: os.path.join(report_dir, name)  # noqa: E731
+    uris = collect.artifact_uris(config)
+    inputs = json.dumps({"uris": uris, "examples": summary["data"]["examples_uri"],
+                         "eval": summary["eval"]}, sort_keys=True)
+    if _read(path(INPUTS_FILE)) != inputs:
+        _remove(path(INPUTS_FILE))  # a failure below must not leave it vouching
+        _draw(collect, summary, uris, path)
+        with open(path(INPUTS_FILE), "w") as f:
+            f.write(inputs)
+    index = path("index.html")
+    with open(index + ".tmp", "w") as f:
+        f.write(index_html(summary, [n for n in PNGS if os.path.exists(path(n))]))
+    os.replace(index + ".tmp", index)
+    return index
+
+
+def _draw(collect, summary: dict, uris: Dict[str, str], path) -> None:
+    """The five PNGs (the confusion matrix only up to charts.MAX_CHART_CLASSES classes)."""
+    from pipeline.report import charts  # matplotlib: only when something is drawn
     data, evaluation = summary["data"], summary["eval"]
     classes = data["classes"]
-    uris = collect.artifact_uris(config)
     records = collect.eval_records(data["examples_uri"])
-    path = lambda name: os.path.join(report_dir, name)  # noqa: E731
     charts.gallery(*collect.gallery_inputs(uris["Model"], records, classes), path(PNGS[0]))
+    _remove(path(PNGS[1]))
     if evaluation["confusion_matrix"] is not None and len(classes) <= charts.MAX_CHART_CLASSES:
         charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))
     charts.per_class(evaluation["per_class"], evaluation["accuracy"], path(PNGS[2]))
     charts.curves(collect.training_history(uris["ModelRun"]), path(PNGS[3]))
     charts.samples(collect.transformed_samples(uris["TransformGraph"], records, classes),
                    path(PNGS[4]))
-    index = path("index.html")
-    with open(index + ".tmp", "w") as f:
-        f.write(index_html(summary, [n for n in PNGS if os.path.exists(path(n))]))
-    os.replace(index + ".tmp", index)
-    return index
+
+
+def _read(path: str):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 def _rows(summary: dict) -> Dict[str, str]:

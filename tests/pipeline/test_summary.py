@@ -51,11 +51,13 @@ def test_format_summary_shows_the_numbers_that_matter():
         "eval": {"accuracy": 0.5, "baseline_accuracy": None, "blessed": False,
                  "reason": "accuracy 0.5000 < threshold 0.9"},
         "pushed": {"serving": None, "tflite": None},
+        "training": {"examples_per_s": 2345.6, "first_epoch_s": 4.25},
         "timings_s": {"A": 1.0, "B": 2.0, "total": 3.5}, "cached": ["A"]})
     assert "2 classes, train 8, eval 2; 1 skipped, 3 ignored" in text
     assert "0.5000 - NOT blessed (accuracy 0.5000 < threshold 0.9)" in text
     assert "pushed    nothing" in text
     assert "3.5s total, 1/2 components cached" in text
+    assert "training  2,346 examples/s in fit after the first epoch (4.2s)" in text
     assert "warning   folders without images are not classes: z" in text
     assert "warning   1 undecodable image(s) skipped, e.g. a/x.jpg: empty file" in text
 
