@@ -4,15 +4,20 @@ import os
 import platform
 import time
 
-RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+# Tests point this elsewhere, so a quick run never overwrites the recorded results.
+RESULTS_DIR = os.environ.get("IMAGEPIPE_BENCH_RESULTS") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def machine_info() -> dict:
     """What the numbers were measured on."""
+    import psutil
     import tensorflow as tf
-    return {"cpus": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "tensorflow": tf.__version__,
-            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return {"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+            "gpus": [g.name for g in tf.config.list_physical_devices("GPU")],
+            "platform": platform.platform(), "python": platform.python_version(),
+            "tensorflow": tf.__version__, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
 def print_table(rows, columns) -> None:
@@ -32,3 +37,67 @@ def write_results(name: str, payload: dict) -> dict:
         json.dump(payload, f, indent=2)
     print(f"wrote {os.path.join(RESULTS_DIR, name + '.json')}")
     return payload
+
+
+def imagepipe_command(*args) -> list:
+    """The `imagepipe` console script of this environment, with `args`."""
+    import sys
+    return [os.path.join(os.path.dirname(sys.executable), "imagepipe"), *map(str, args)]
+
+
+def run_sampled(command, interval: float = 0.1) -> dict:
+    """Runs `command`, sampling the RSS of its process tree; stdout lines are timestamped.
+
+    Returns {"wall_s", "lines": [(seconds, line)], "samples": [(seconds, rss_bytes)]};
+    raises RuntimeError with the output's tail if the command fails. Worker
+    processes (Beam's, the encoding pool) count: their RSS is summed with the
+    parent's at each sample.
+    """
+    import subprocess
+    import threading
+
+    import psutil
+    start = time.perf_counter()
+    process = psutil.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, bufsize=1)
+    lines, samples = [], []
+
+    def read():
+        for line in process.stdout:
+            lines.append((time.perf_counter() - start, line.rstrip("\n")))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    while process.poll() is None:
+        try:
+            tree = [process, *process.children(recursive=True)]
+            samples.append((time.perf_counter() - start,
+                            sum(p.memory_info().rss for p in tree if p.is_running())))
+        except psutil.Error:
+            pass
+        time.sleep(interval)
+    wall = time.perf_counter() - start
+    reader.join()
+    if process.returncode != 0:
+        tail = "\n".join(line for _, line in lines[-40:])
+        raise RuntimeError(f"{' '.join(map(str, command))} exited {process.returncode}:\n{tail}")
+    return {"wall_s": wall, "lines": lines, "samples": samples}
+
+
+def component_peaks_mb(run: dict) -> dict:
+    """{component id: peak RSS in MB while it ran}, from the `start`/`done` progress lines."""
+    opened, peaks = {}, {}
+    for at, line in run["lines"]:
+        words = line.split()
+        if len(words) >= 2 and words[0] == "start":
+            opened[words[1]] = at
+        elif len(words) >= 2 and words[0] == "done" and words[1] in opened:
+            begin = opened.pop(words[1])
+            inside = [rss for t, rss in run["samples"] if begin <= t <= at]
+            peaks[words[1]] = round(max(inside) / 1e6, 1) if inside else None
+    return peaks
+
+
+def read_summary(output: str) -> dict:
+    with open(os.path.join(output, "summary.json")) as f:
+        return json.load(f)

@@ -13,15 +13,11 @@ import argparse
 import io
 import os
 import shutil
-import subprocess
-import sys
-import time
 
 import numpy as np
-import psutil
 from PIL import Image
 
-from bench.common import machine_info, print_table, write_results
+from bench.common import imagepipe_command, machine_info, print_table, run_sampled, write_results
 
 SIZE = (3000, 2000)
 
@@ -45,35 +41,19 @@ def make_dataset(root: str, gigabytes: float, classes: int = 4) -> int:
     return count
 
 
-def peak_rss_mb(command) -> (float, float):
-    """(peak RSS of the process tree in MB, seconds) for `command`."""
-    process = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak, start = 0, time.time()
-    while process.poll() is None:
-        try:
-            tree = [process, *process.children(recursive=True)]
-            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-        except psutil.Error:
-            pass
-        time.sleep(0.1)
-    if process.returncode != 0:
-        raise RuntimeError(process.stderr.read().decode()[-2000:])
-    return peak / 1e6, time.time() - start
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gb", type=float, nargs="+", default=[0.5, 2.0])
     parser.add_argument("--work", default="/tmp/imagepipe-bench-memory")
     args = parser.parse_args(argv)
-    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     rows = []
     for gigabytes in args.gb:
         shutil.rmtree(args.work, ignore_errors=True)
         data = os.path.join(args.work, "data")
         images = make_dataset(data, gigabytes)
-        peak, seconds = peak_rss_mb([script, "ingest", "--data", data,
-                                     "--output", os.path.join(args.work, "out")])
+        run = run_sampled(imagepipe_command("ingest", "--data", data,
+                                            "--output", os.path.join(args.work, "out")))
+        peak, seconds = max(rss for _, rss in run["samples"]) / 1e6, run["wall_s"]
         rows.append({"dataset_gb": gigabytes, "images": images, "peak_rss_mb": peak,
                      "seconds": seconds})
     shutil.rmtree(args.work, ignore_errors=True)

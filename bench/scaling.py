@@ -1,0 +1,76 @@
+"""Scaling: ingestion, Transform and training time and peak memory against dataset size.
+
+    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images; ~15 min on 2 cores
+    bash scripts/bench.sh scaling --sizes 1000 5000    # quicker look
+
+Generates class folders of 64x64 RGB JPEGs (10 classes, reused between
+runs from --work) and runs the whole pipeline on each with `imagepipe run`,
+training one epoch of the train split (steps = train images // batch), so
+that every stage's work grows with the data. Seconds per component come from
+summary.json; peak memory per component from sampling the process tree (the
+CLI and any worker processes) while that component's start/done lines bracket
+it. Every figure is a ratio against the smallest dataset of the same session:
+`time/size` <= 1 is linear or better; `peak` near 1 is flat. Writes
+bench/results/scaling.json.
+"""
+import argparse
+import os
+import shutil
+
+from bench.common import (component_peaks_mb, imagepipe_command, machine_info, print_table,
+                          read_summary, run_sampled, write_results)
+from bench.ingest import make_dataset
+from pipeline.config import PipelineConfig
+
+STAGES = ("ImageExampleGen", "Transform", "Trainer")
+TRAIN_SHARE = 0.8  # --eval-percent 20, the default
+
+
+def run_size(images: int, work: str, batch: int) -> dict:
+    """One cold pipeline run on `images` generated JPEGs; seconds and peaks per component."""
+    data = make_dataset(os.path.join(work, f"data-{images}"), images)
+    output = os.path.join(work, f"out-{images}")
+    shutil.rmtree(output, ignore_errors=True)
+    steps = max(1, int(images * TRAIN_SHARE) // batch)
+    run = run_sampled(imagepipe_command(
+        "run", "--data", data, "--output", output, "--train-steps", steps,
+        "--eval-steps", 1, "--accuracy-threshold", 0))  # random pixels: nothing to learn
+    summary = read_summary(output)
+    shutil.rmtree(output, ignore_errors=True)
+    return {"images": images, "train_steps": steps, "wall_s": run["wall_s"],
+            "seconds": summary["timings_s"], "peak_mb": component_peaks_mb(run),
+            "training": summary.get("training")}
+
+
+def rows_for(runs: list) -> list:
+    """Per stage and size: seconds, peak MB, and both as ratios of the smallest size."""
+    base = runs[0]
+    rows = []
+    for stage in STAGES:
+        for run in runs:
+            size_ratio = run["images"] / base["images"]
+            seconds, peak = run["seconds"][stage], run["peak_mb"].get(stage)
+            rows.append({"stage": stage, "images": run["images"], "seconds": seconds,
+                         "time_ratio": seconds / base["seconds"][stage],
+                         "size_ratio": size_ratio,
+                         "time/size": seconds / base["seconds"][stage] / size_ratio,
+                         "peak_mb": peak, "peak_ratio": peak / base["peak_mb"][stage]})
+    return rows
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
+    parser.add_argument("--work", default="/tmp/imagepipe-bench-scaling")
+    args = parser.parse_args(argv)
+    batch = PipelineConfig().batch_size
+    runs = [run_size(n, args.work, batch) for n in sorted(args.sizes)]
+    rows = rows_for(runs)
+    print_table(rows, ["stage", "images", "seconds", "time_ratio", "size_ratio", "time/size",
+                       "peak_mb", "peak_ratio"])
+    return write_results("scaling", {"machine": machine_info(), "image_side": 64,
+                                     "rows": rows, "runs": runs})
+
+
+if __name__ == "__main__":
+    main()
