@@ -40,18 +40,22 @@ def _median(runs, get):
 
 
 def measure(data: str, repeat: int, extra=(), keep: str = None) -> dict:
-    """`repeat` cold runs, each followed by a warm one; the last output is moved to `keep`."""
+    """`repeat` cold runs, each followed by a warm one; the last one's output left in `keep`.
+
+    (Artifacts record absolute paths, so a kept run must happen where it stays.)
+    """
     cold, warm = [], []
-    for _ in range(repeat):
-        output = tempfile.mkdtemp(prefix="imagepipe-bench-e2e-")
+    for i in range(repeat):
+        last_kept = keep and i == repeat - 1
+        if last_kept:
+            shutil.rmtree(keep, ignore_errors=True)
+        output = keep if last_kept else tempfile.mkdtemp(prefix="imagepipe-bench-e2e-")
         try:
             cold.append(one_run(data, output, extra))
             warm.append(one_run(data, output, extra))
         finally:
-            if keep and len(cold) == repeat:
-                shutil.rmtree(keep, ignore_errors=True)
-                shutil.move(output, keep)
-            shutil.rmtree(output, ignore_errors=True)
+            if not last_kept:
+                shutil.rmtree(output, ignore_errors=True)
     return {"cold": cold, "warm": warm}
 
 
@@ -97,7 +101,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--run-args", default="", help="extra `imagepipe run` flags, "
                         "e.g. --run-args='--train-steps 30' (tests use it)")
-    parser.add_argument("--keep", help="move the last run's output folder here")
+    parser.add_argument("--keep", help="run the last repetition in this folder and keep it")
     args = parser.parse_args(argv)
     result = measure(args.data, args.repeat, args.run_args.split(), args.keep)
     rows = table(result)

@@ -40,7 +40,7 @@ def test_e2e_compares_the_warm_run_with_the_cold_one(results):
 
 def test_training_compares_the_trainer_with_numpy_on_the_same_examples(results):
     training = results[0]["training"]
-    trainer, numpy, alone = training["rows"]
+    numpy, trainer, alone = training["rows"]
     assert numpy["ratio"] == 1.0 and numpy["examples_per_s"] > 0
     assert trainer["ratio"] == pytest.approx(trainer["examples_per_s"] / numpy["examples_per_s"])
     assert alone["examples_per_s"] > 0
