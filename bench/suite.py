@@ -43,8 +43,8 @@ def main(argv=None) -> dict:
     quick = QUICK if args.quick else {}
     kept = tempfile.mkdtemp(prefix="imagepipe-bench-suite-")
     try:
-        end_to_end = e2e.main([*quick.get("e2e", []), "--keep", kept])
-        feed = training.main(["--output", kept])
+        end_to_end = e2e.main([*quick.get("e2e", ["--repeat", "3"]), "--keep", kept])
+        feed = training.main(["--output", kept, *(["--repeat", "1"] if args.quick else [])])
     finally:
         shutil.rmtree(kept, ignore_errors=True)
     scale = scaling.main(quick.get("scaling", []))

@@ -19,9 +19,12 @@ def test_crop_keeps_the_shape_and_shifts_each_image_independently():
     images = tf.ones([16, 10, 10, 1])
     out = augment_batch(images, Augmentation(crop=3))
     assert out.shape == images.shape
-    # Zero padding that came into view marks where each crop landed.
-    masks = {tuple((out[i, :, :, 0].numpy() == 0).any(axis=1)) for i in range(16)}
-    assert len(masks) > 1
+    # Zero padding that came into view marks where each crop landed: its rows and columns.
+    zero = out[..., 0].numpy() == 0
+    offsets = {(tuple(zero[i].all(axis=1)), tuple(zero[i].all(axis=0))) for i in range(16)}
+    assert len(offsets) > 4  # 49 possible offsets, 16 images
+    # Every crop is a shifted copy: the ones (10x10 of them) all stay in view or are cut.
+    assert (out.numpy().reshape(16, -1).sum(axis=1) <= 100).all()
 
 
 def test_flip_and_color_keep_shape_and_stay_in_graph():
@@ -31,3 +34,20 @@ def test_flip_and_color_keep_shape_and_stay_in_graph():
     out = next(iter(dataset))
     assert out.shape == images.shape
     assert not np.allclose(out.numpy(), images.numpy())
+
+
+def test_flip_mirrors_some_images_and_keeps_the_others():
+    tf.random.set_seed(2)
+    images = _batch()
+    out = augment_batch(images, Augmentation(flip=True)).numpy()
+    flipped = [np.allclose(out[i], images.numpy()[i, :, ::-1]) for i in range(16)]
+    kept = [np.allclose(out[i], images.numpy()[i]) for i in range(16)]
+    assert all(f or k for f, k in zip(flipped, kept)) and any(flipped) and any(kept)
+
+
+def test_color_shifts_and_scales_each_image_by_its_own_amount():
+    tf.random.set_seed(3)
+    images = _batch()
+    out = augment_batch(images, Augmentation(color=0.2)).numpy()
+    ratios = out.std(axis=(1, 2, 3)) / images.numpy().std(axis=(1, 2, 3))
+    assert ((ratios > 0.79) & (ratios < 1.21)).all() and len(set(ratios.round(4))) == 16

@@ -85,3 +85,42 @@ def test_an_interrupted_fit_resumes_where_it_stopped(tmp_path):
         np.testing.assert_array_equal(got, want)
     # Keras removes the checkpoints once training completes (the folder may stay).
     assert not [f for _, _, files in os.walk(backup) for f in files]
+
+
+def _epochs(dataset, batches):
+    """Image checksums of `batches` batches, in order."""
+    return [round(float(v), 4) for images, _ in dataset.take(batches)
+            for v in images.numpy().reshape(images.shape[0], -1).sum(axis=1)]
+
+
+def test_a_small_split_is_cached_and_reshuffled_every_epoch(transformed):
+    from components.image_example_gen.ingest import read_report
+    from modules.trainer import make_dataset
+    count = read_report(transformed.examples_dir)["splits"]["train"]
+    args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 1)
+    streamed = _epochs(make_dataset(*args, shuffle=False, seed=0), count)
+    cached = _epochs(make_dataset(*args, shuffle=True, seed=0, examples=count), 3 * count)
+    epochs = [cached[i * count:(i + 1) * count] for i in range(3)]
+    # Each epoch is the whole split once, the same tensors the streaming path makes...
+    assert all(sorted(epoch) == sorted(streamed) for epoch in epochs)
+    # ...in a new order each time.
+    assert len({tuple(epoch) for epoch in epochs}) == 3
+
+
+def _ops(dataset):
+    import tensorflow as tf
+    graph = tf.compat.v1.GraphDef.FromString(
+        tf.raw_ops.DatasetToGraphV2(input_dataset=dataset._variant_tensor).numpy())
+    return {node.op for node in graph.node}
+
+
+def test_a_split_over_the_budget_streams(transformed, monkeypatch):
+    from modules import trainer
+    args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
+    assert "CacheDatasetV2" in _ops(trainer.make_dataset(*args, shuffle=True, seed=0,
+                                                         examples=7))
+    monkeypatch.setattr(trainer, "CACHE_BUDGET_BYTES", 1)
+    dataset = trainer.make_dataset(*args, shuffle=True, seed=0, examples=7)
+    assert "CacheDatasetV2" not in _ops(dataset)
+    images, labels = next(iter(dataset))
+    assert images.shape[0] == 2 and labels.shape == (2,)
