@@ -11,7 +11,9 @@ seconds come from summary.json (ML Metadata's execution times); peak memory
 from sampling the process tree. Writes bench/results/e2e.json.
 
 Goals (issue 8): warm <= 10% of cold; cold under 60 s on 2 cores with the
-default accuracy bar (`--accuracy-threshold`, 0.9) met.
+default accuracy bar (`--accuracy-threshold`, 0.9) met. Each is checked on
+the command's wall time and on the pipeline's own time (summary.json's
+total: the components, without Python start-up, imports and the report).
 """
 import argparse
 import os
@@ -81,6 +83,7 @@ def goals(result: dict, threshold: float) -> dict:
     cold = _median(result["cold"], lambda r: r["wall_s"])
     pipeline = _median(result["cold"], lambda r: r["summary"]["timings_s"]["total"])
     warm = _median(result["warm"], lambda r: r["wall_s"])
+    warm_pipeline = _median(result["warm"], lambda r: r["summary"]["timings_s"]["total"])
     evaluations = [r["summary"]["eval"] for r in result["cold"]]
     accuracy = min(e["accuracy"] for e in evaluations)
 
@@ -89,7 +92,10 @@ def goals(result: dict, threshold: float) -> dict:
     return {
         "cold_wall_s": goal(cold, f"< {COLD_GOAL_S:.0f}", cold < COLD_GOAL_S),
         "cold_pipeline_s": goal(pipeline, f"< {COLD_GOAL_S:.0f}", pipeline < COLD_GOAL_S),
-        "warm_over_cold": goal(warm / cold, f"<= {WARM_GOAL_RATIO}", warm / cold <= WARM_GOAL_RATIO),
+        "warm_over_cold": goal(warm / cold, f"<= {WARM_GOAL_RATIO}",
+                               warm / cold <= WARM_GOAL_RATIO),
+        "warm_over_cold_pipeline": goal(warm_pipeline / pipeline, f"<= {WARM_GOAL_RATIO}",
+                                        warm_pipeline / pipeline <= WARM_GOAL_RATIO),
         "accuracy": goal(accuracy, f">= {threshold}, blessed",
                          accuracy >= threshold and all(e["blessed"] for e in evaluations)),
     }

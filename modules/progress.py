@@ -45,6 +45,10 @@ class FitThroughput(keras.callbacks.Callback):
         super().__init__()
         self._path, self._examples = path, examples_per_step * steps_per_epoch
         self._start, self._seconds, self._open = 0.0, [], False
+        self._train_begin = None
+
+    def on_train_begin(self, logs=None):
+        self._train_begin = time.perf_counter()
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start, self._open = time.perf_counter(), True
@@ -63,6 +67,8 @@ class FitThroughput(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         steady = self._seconds[1:] or self._seconds
         stats = {"examples_per_epoch": self._examples, "epoch_seconds": self._seconds,
+                 "train_s": (None if self._train_begin is None
+                             else time.perf_counter() - self._train_begin),
                  "first_epoch_s": self._seconds[0] if self._seconds else None,
                  "examples_per_s": (self._examples * len(steady) / sum(steady)
                                     if steady else None)}
@@ -77,3 +83,10 @@ def read_fit_stats(model_run_dir: str):
         return None
     with tf.io.gfile.GFile(path) as f:
         return json.loads(f.read())
+
+
+def add_fit_stats(model_run_dir: str, **values) -> None:
+    """Adds `values` to the stats FitThroughput wrote (e.g. the whole fit call's seconds)."""
+    stats = read_fit_stats(model_run_dir) or {}
+    with tf.io.gfile.GFile(os.path.join(model_run_dir, FIT_STATS_FILE), "w") as f:
+        f.write(json.dumps({**stats, **values}, indent=2))

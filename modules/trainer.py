@@ -8,6 +8,7 @@ written to disk, which would cost 4 bytes per pixel-channel.
 import hashlib
 import json
 import os
+import time
 from typing import List
 
 import numpy as np
@@ -24,7 +25,7 @@ from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.model import MODELS, compile_model
 from modules.preprocessing import IMAGE_XF, LABEL_XF
-from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput
+from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
 from modules.signatures import export
 from modules.strategy import select_strategy
 
@@ -122,11 +123,24 @@ def backup_dir(fn_args: tfx.components.FnArgs) -> str:
     return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
+def _callbacks(fn_args: tfx.components.FnArgs, epochs: int, global_batch: int,
+               steps_per_epoch: int):
+    """Progress lines, throughput stats, resumable backups and TensorBoard logs."""
+    run_dir = fn_args.model_run_dir
+    return [EpochLines(epochs),
+            FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), global_batch,
+                          steps_per_epoch),
+            keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
+            keras.callbacks.TensorBoard(run_dir, update_freq=int(
+                fn_args.custom_config["tensorboard_update_freq"]))]
+
+
 def run_fn(fn_args: tfx.components.FnArgs) -> None:
     """TFX Trainer entry point; hyperparameters arrive in `custom_config`.
 
     See pipeline/config.py (`trainer_config`) for what each one means.
     """
+    run_started = time.perf_counter()
     config = fn_args.custom_config
     keras.utils.set_random_seed(int(config["seed"]))
     plan = select_strategy(config["tpu"], int(config["batch_size"]),
@@ -154,14 +168,14 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
+    started = time.perf_counter()
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
-              callbacks=[EpochLines(epochs),
-                         FitThroughput(os.path.join(fn_args.model_run_dir, FIT_STATS_FILE),
-                                       plan.global_batch, steps_per_epoch),
-                         keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
-                         keras.callbacks.TensorBoard(
-                             fn_args.model_run_dir,
-                             update_freq=int(config["tensorboard_update_freq"]))],
+              callbacks=_callbacks(fn_args, epochs, plan.global_batch, steps_per_epoch),
               verbose=0)
+    # fit_call_s - train_s: time fit spends outside on_train_begin..on_train_end.
+    add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
+                  fit_call_s=time.perf_counter() - started)
+    started = time.perf_counter()
     export(model, tft_output, labels, fn_args.serving_model_dir)
+    add_fit_stats(fn_args.model_run_dir, export_s=time.perf_counter() - started)

@@ -9,9 +9,10 @@ from modules.progress import FitThroughput, read_fit_stats
 
 
 def test_times_each_epoch_up_to_validation_and_skips_the_first(tmp_path, monkeypatch):
-    clock = iter([0.0, 3.0, 10.0, 11.0, 20.0, 21.0])  # begin/test_begin per epoch
+    clock = iter([-1.0, 0.0, 3.0, 10.0, 11.0, 20.0, 21.0, 22.0])  # train, epochs, end
     monkeypatch.setattr("modules.progress.time.perf_counter", lambda: next(clock))
     callback = FitThroughput(str(tmp_path / "fit_stats.json"), 8, 4)  # 32 examples/epoch
+    callback.on_train_begin()
     for epoch in range(3):
         callback.on_epoch_begin(epoch)
         callback.on_test_begin()  # validation: not counted
@@ -20,6 +21,7 @@ def test_times_each_epoch_up_to_validation_and_skips_the_first(tmp_path, monkeyp
     stats = read_fit_stats(str(tmp_path))
     assert stats["epoch_seconds"] == [3.0, 1.0, 1.0]
     assert stats["first_epoch_s"] == 3.0
+    assert stats["train_s"] == 23.0
     assert stats["examples_per_s"] == pytest.approx(32.0)
 
 
@@ -38,3 +40,11 @@ def test_a_real_fit_writes_a_plausible_rate(tmp_path):
 
 def test_no_stats_from_an_older_run(tmp_path):
     assert read_fit_stats(str(tmp_path)) is None
+
+
+def test_fit_call_figures_are_added_to_the_stats(tmp_path):
+    from modules.progress import add_fit_stats
+    (tmp_path / "fit_stats.json").write_text(json.dumps({"examples_per_s": 10.0}))
+    add_fit_stats(str(tmp_path), fit_call_s=3.0, setup_s=0.5)
+    assert read_fit_stats(str(tmp_path)) == {"examples_per_s": 10.0, "fit_call_s": 3.0,
+                                             "setup_s": 0.5}
