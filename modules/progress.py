@@ -46,9 +46,12 @@ class FitThroughput(keras.callbacks.Callback):
         self._path, self._examples = path, examples_per_step * steps_per_epoch
         self._start, self._seconds, self._open = 0.0, [], False
         self._train_begin = None
+        # perf_counter() at on_train_begin and on_train_end, for the caller to
+        # split the whole fit call's time (see modules/trainer.run_fn).
+        self.train_begin_at = self.train_end_at = None
 
     def on_train_begin(self, logs=None):
-        self._train_begin = time.perf_counter()
+        self._train_begin = self.train_begin_at = time.perf_counter()
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start, self._open = time.perf_counter(), True
@@ -65,10 +68,11 @@ class FitThroughput(keras.callbacks.Callback):
             self._open = False
 
     def on_train_end(self, logs=None):
+        self.train_end_at = time.perf_counter()
         steady = self._seconds[1:] or self._seconds
         stats = {"examples_per_epoch": self._examples, "epoch_seconds": self._seconds,
                  "train_s": (None if self._train_begin is None
-                             else time.perf_counter() - self._train_begin),
+                             else self.train_end_at - self._train_begin),
                  "first_epoch_s": self._seconds[0] if self._seconds else None,
                  "examples_per_s": (self._examples * len(steady) / sum(steady)
                                     if steady else None)}

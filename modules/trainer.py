@@ -168,14 +168,17 @@ def run_fn(fn_args: tfx.components.FnArgs) -> None:
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
+    callbacks = _callbacks(fn_args, epochs, plan.global_batch, steps_per_epoch)
     started = time.perf_counter()
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
-              callbacks=_callbacks(fn_args, epochs, plan.global_batch, steps_per_epoch),
-              verbose=0)
-    # fit_call_s - train_s: time fit spends outside on_train_begin..on_train_end.
+              callbacks=callbacks, verbose=0)
+    ended, throughput = time.perf_counter(), callbacks[1]
+    # Time fit spends outside on_train_begin..on_train_end, before and after.
     add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
-                  fit_call_s=time.perf_counter() - started)
+                  fit_call_s=ended - started,
+                  before_train_s=throughput.train_begin_at - started,
+                  after_train_s=ended - throughput.train_end_at)
     started = time.perf_counter()
     export(model, tft_output, labels, fn_args.serving_model_dir)
     add_fit_stats(fn_args.model_run_dir, export_s=time.perf_counter() - started)
