@@ -62,9 +62,15 @@ CACHE_BUDGET_BYTES = 256 * 2**20
 
 
 def split_size(file_pattern: str) -> int:
-    """Examples in the split `<examples uri>/Split-<name>/*`, from the ingest report."""
+    """Examples in the split `<examples uri>/Split-<name>/*`, from the ingest report.
+
+    0 (unknown: stream, do not cache) for examples another ExampleGen wrote.
+    """
     split_dir = os.path.dirname(file_pattern)
-    report = read_report(os.path.dirname(split_dir))
+    try:
+        report = read_report(os.path.dirname(split_dir))
+    except tf.errors.NotFoundError:
+        return 0
     return int(report["splits"].get(os.path.basename(split_dir)[len("Split-"):], 0))
 
 

@@ -124,3 +124,11 @@ def test_a_split_over_the_budget_streams(transformed, monkeypatch):
     assert "CacheDatasetV2" not in _ops(dataset)
     images, labels = next(iter(dataset))
     assert images.shape[0] == 2 and labels.shape == (2,)
+
+
+def test_split_size_reads_the_ingest_report_and_is_zero_without_one(tmp_path):
+    from modules.trainer import split_size
+    (tmp_path / "ingest_report.json").write_text('{"splits": {"train": 797, "eval": 203}}')
+    assert split_size(str(tmp_path / "Split-train" / "*")) == 797
+    assert split_size(str(tmp_path / "Split-eval" / "*")) == 203
+    assert split_size(str(tmp_path / "other" / "Split-train" / "*")) == 0
