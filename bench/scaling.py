@@ -1,6 +1,6 @@
 """Scaling: ingestion, Transform and training time and peak memory against dataset size.
 
-    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images; ~15 min on 2 cores
+    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images; ~16 min on 2 cores
     bash scripts/bench.sh scaling --sizes 1000 5000    # quicker look
 
 Generates class folders of 64x64 RGB JPEGs (10 classes, reused between

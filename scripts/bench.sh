@@ -2,7 +2,7 @@
 # Install if needed, then run a benchmark from bench/ (default: the suite, bench/suite.py).
 #
 #   bash scripts/bench.sh                     # the performance suite: e2e, training, scaling, gpu
-#   bash scripts/bench.sh suite --quick       # the same at tiny sizes (~5 min)
+#   bash scripts/bench.sh suite --quick       # the same at tiny sizes (~2.5 min)
 #   bash scripts/bench.sh ingest              # bench/ingest.py; see its docstring
 #   bash scripts/bench.sh ingest --sizes 2000 # extra args go to the benchmark
 set -euo pipefail
