@@ -61,6 +61,18 @@ def epoch_plan(train_steps: int, max_epochs: int = 10):
 CACHE_BUDGET_BYTES = 256 * 2**20
 
 
+# tf.data's autotuning runs a model thread per iterator whose sleep doubles up
+# to 60 s; destroying a long-lived iterator (the training one, when fit
+# returns) sometimes waited that sleep out: 15-17 s in 1 of 3 Trainer runs,
+# the main thread in RootDataset::Iterator::~Iterator ->
+# UnboundedThreadPool::LogicalThreadWrapper::~LogicalThreadWrapper (py-spy
+# --native). Fixed parallelism instead: one decode per usable core, two
+# batches prefetched, which is what autotuning settled on here anyway.
+_PARALLEL = max(1, len(os.sched_getaffinity(0)))
+_OPTIONS = tf.data.Options()
+_OPTIONS.autotune.enabled = False
+
+
 def split_size(file_pattern: str) -> int:
     """Examples in the split `<examples uri>/Split-<name>/*`, from the ingest report.
 
@@ -100,7 +112,7 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
         xf = transform(features)
         return xf[IMAGE_XF], xf[LABEL_XF]
 
-    pairs = raw.map(to_pair, num_parallel_calls=tf.data.AUTOTUNE)
+    pairs = raw.map(to_pair, num_parallel_calls=_PARALLEL)
     if cached:
         pairs = pairs.unbatch().cache()
         if shuffle:
@@ -112,7 +124,8 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
         images = tf.ensure_shape(images, shape)
         return augment_batch(images, augmentation), tf.ensure_shape(labels, shape[:1])
 
-    return pairs.map(finish, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    batches = pairs.map(finish, num_parallel_calls=_PARALLEL).prefetch(2)
+    return batches.with_options(_OPTIONS)
 
 
 def backup_dir(fn_args: tfx.components.FnArgs) -> str:
