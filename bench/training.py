@@ -21,6 +21,7 @@ Goal (issue 8): Trainer >= 0.9x the NumPy baseline.
 """
 import argparse
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -144,11 +145,19 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side, interleaved")
     args = parser.parse_args(argv)
     config = PipelineConfig()
-    output = args.output
-    if output is None:
-        from bench.e2e import one_run
-        output = tempfile.mkdtemp(prefix="imagepipe-bench-training-")
+    if args.output is not None:
+        return measure(args, config, args.output)
+    from bench.e2e import one_run
+    output = tempfile.mkdtemp(prefix="imagepipe-bench-training-")
+    try:
         one_run(config.data, output, args.run_args.split())
+        return measure(args, config, output)
+    finally:
+        shutil.rmtree(output, ignore_errors=True)
+
+
+def measure(args, config, output: str) -> dict:
+    """Interleaved Trainer and NumPy fits on the train split of a finished run."""
     recorded = read_summary(output)["training"]
     epochs = len(recorded["epoch_seconds"])
     steps = recorded["examples_per_epoch"] // config.batch_size

@@ -24,6 +24,27 @@ tf.config.set_logical_device_configuration(
     tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_tfx_self_packaging():
+    """Fails any in-process TFX Beam run that would package TFX into /tmp.
+
+    Without a dependency flag, TFX's BaseBeamExecutor copies its whole install
+    into a fresh mkdtemp and builds an sdist there (52 MB, never deleted:
+    tfx/utils/dependency_utils.build_ephemeral_package). One test without the
+    flag leaked 104 MB per CI run until the disk filled. Pipelines must go
+    through pipeline.beam_deps.with_setup_file.
+    """
+    from tfx.utils import dependency_utils
+
+    def refuse():
+        raise AssertionError("TFX would build its ephemeral sdist in /tmp: pass "
+                             "--setup_file (pipeline.beam_deps.with_setup_file)")
+    original = dependency_utils.build_ephemeral_package
+    dependency_utils.build_ephemeral_package = refuse
+    yield
+    dependency_utils.build_ephemeral_package = original
 MNIST_PNG = REPO_ROOT / "data" / "mnist_1k" / "png"
 
 

@@ -6,6 +6,8 @@ from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
 
 from components.image_example_gen.component import ImageExampleGen
+from pipeline.beam_deps import with_setup_file
+from pipeline.pipeline import LOCAL_SETUP_FILE
 
 
 def _run(data, out):
@@ -14,7 +16,8 @@ def _run(data, out):
         components=[ImageExampleGen(input_base=str(data))], enable_cache=True,
         metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
             str(out / "mlmd.sqlite")),
-        beam_pipeline_args=["--direct_running_mode=in_memory", "--direct_num_workers=1"])
+        beam_pipeline_args=with_setup_file(
+            ["--direct_running_mode=in_memory", "--direct_num_workers=1"], LOCAL_SETUP_FILE))
     tfx.orchestration.LocalDagRunner().run(pipeline)
     connection = metadata_store_pb2.ConnectionConfig()
     connection.sqlite.filename_uri = str(out / "mlmd.sqlite")
