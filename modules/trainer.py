@@ -16,7 +16,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 from absl import logging
-from tfx import v1 as tfx
+from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline.py
 from tfx_bsl.public import tfxio
 
 from components.image_example_gen.ingest import read_report
@@ -129,7 +129,7 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
     return batches.with_options(_OPTIONS)
 
 
-def backup_dir(fn_args: tfx.components.FnArgs) -> str:
+def backup_dir(fn_args: FnArgs) -> str:
     """Where BackupAndRestore keeps its state: the same for a re-run of the same training.
 
     TFX gives every execution a new model_run_dir, so a backup there would
@@ -143,7 +143,7 @@ def backup_dir(fn_args: tfx.components.FnArgs) -> str:
     return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
-def _callbacks(fn_args: tfx.components.FnArgs, epochs: int, global_batch: int,
+def _callbacks(fn_args: FnArgs, epochs: int, global_batch: int,
                steps_per_epoch: int):
     """Progress lines, throughput stats, resumable backups and TensorBoard logs."""
     run_dir = fn_args.model_run_dir
@@ -155,7 +155,7 @@ def _callbacks(fn_args: tfx.components.FnArgs, epochs: int, global_batch: int,
                 fn_args.custom_config["tensorboard_update_freq"]))]
 
 
-def run_fn(fn_args: tfx.components.FnArgs) -> None:
+def run_fn(fn_args: FnArgs) -> None:
     """TFX Trainer entry point; hyperparameters arrive in `custom_config`.
 
     See pipeline/config.py (`trainer_config`) for what each one means.

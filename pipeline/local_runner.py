@@ -3,7 +3,7 @@ import sys
 import time
 import traceback
 
-from tfx import v1 as tfx
+from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from components.image_example_gen.folder_tree import DatasetError
 from components.image_example_gen.formats import list_dataset
@@ -50,7 +50,7 @@ def run(config: PipelineConfig) -> dict:
     start = time.time()
     try:
         with component_lines(lambda node: summary.was_cached(config, node)):
-            tfx.orchestration.LocalDagRunner().run(tfx_pipeline)
+            LocalDagRunner().run(tfx_pipeline)
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(summary.failed_component(config), e) from e
     result = summary.build_summary(config, total_seconds=time.time() - start)

@@ -7,7 +7,18 @@ one difference between targets is how the baseline model is found (BASELINES).
 from typing import List
 
 import tensorflow_model_analysis as tfma
-from tfx import v1 as tfx
+# The modules `tfx.v1` re-exports, imported directly: `from tfx import v1` also
+# imports tfx.v1.extensions and with it Vertex AI's client library, 2.2 s of
+# every command's start (python -X importtime), for nothing a local run uses.
+from tfx.components import ExampleValidator, SchemaGen, StatisticsGen, Trainer, Transform
+from tfx.dsl.components.common.resolver import Resolver
+from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
+    LatestBlessedModelStrategy)
+from tfx.orchestration import metadata
+from tfx.orchestration.pipeline import Pipeline
+from tfx.proto import pusher_pb2, trainer_pb2, transform_pb2
+from tfx.types import standard_artifacts
+from tfx.types.channel import Channel
 
 from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
@@ -64,19 +75,19 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
 
 def _baseline(kind: str, config: PipelineConfig, trainer):
     """The node whose `model` output is the baseline for the Evaluator (see BASELINES)."""
-    model_type = tfx.types.standard_artifacts.Model
-    blessing_type = tfx.types.standard_artifacts.ModelBlessing
+    model_type = standard_artifacts.Model
+    blessing_type = standard_artifacts.ModelBlessing
     if kind == "mlmd":
-        node = tfx.dsl.Resolver(
+        node = Resolver(
             strategy_class=LatestBlessedOtherModelStrategy,
-            **{strategy.MODEL: tfx.dsl.Channel(type=model_type),
-               strategy.BLESSING: tfx.dsl.Channel(type=blessing_type),
+            **{strategy.MODEL: Channel(type=model_type),
+               strategy.BLESSING: Channel(type=blessing_type),
                strategy.CANDIDATE: trainer.outputs["model"]})
     elif kind == "vertex":
-        node = tfx.dsl.Resolver(
-            strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
-            model=tfx.dsl.Channel(type=model_type),
-            model_blessing=tfx.dsl.Channel(type=blessing_type))
+        node = Resolver(
+            strategy_class=LatestBlessedModelStrategy,
+            model=Channel(type=model_type),
+            model_blessing=Channel(type=blessing_type))
     elif kind == "pushed":
         # Not a resolver, so not named like one.
         return PushedBaseline(candidate=trainer.outputs["model"],
@@ -90,26 +101,26 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
                       baseline_kind: str = "mlmd") -> List:
     """The components in execution order; image size and channels are resolved already."""
     example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
-    statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
-    schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
+    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
+    schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
                                           infer_feature_shape=True)
-    example_validator = tfx.components.ExampleValidator(
+    example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
-    transform = tfx.components.Transform(
+    transform = Transform(
         examples=example_gen.outputs["examples"], schema=schema_gen.outputs["schema"],
         preprocessing_fn=PREPROCESSING_FN, materialize=False,
         # StatisticsGen already profiled the raw data; Transform's own pre/post
         # statistics would cost a second pass over every image.
         disable_statistics=True,
-        splits_config=tfx.proto.SplitsConfig(analyze=["train"]),
+        splits_config=transform_pb2.SplitsConfig(analyze=["train"]),
         custom_config={"image_size": image_size, "channels": channels})
-    trainer = tfx.components.Trainer(
+    trainer = Trainer(
         run_fn=RUN_FN,
         examples=example_gen.outputs["examples"],
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
-        train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
-        eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps),
+        train_args=trainer_pb2.TrainArgs(num_steps=config.train_steps),
+        eval_args=trainer_pb2.EvalArgs(num_steps=config.eval_steps),
         custom_config=config.trainer_config())
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
@@ -118,8 +129,8 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
         example_splits=["eval"]).with_id("Evaluator")
     pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
-        push_destination=tfx.proto.PushDestination(
-            filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)),
+        push_destination=pusher_pb2.PushDestination(
+            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
         examples=example_gen.outputs["examples"], tflite_dir=config.tflite_dir,
         quantize=config.quantize, parity_tolerance=config.tflite_tolerance,
     ).with_id("Pusher")
@@ -130,19 +141,19 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
 def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
                     beam_pipeline_args: List[str],
                     baseline_kind: str = "mlmd",
-                    setup_file: str = LOCAL_SETUP_FILE) -> tfx.dsl.Pipeline:
+                    setup_file: str = LOCAL_SETUP_FILE) -> Pipeline:
     """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`.
 
     The SQLite ML Metadata store is local runs' only; on KFP and Vertex the
     orchestrator brings its own. `setup_file` is imagepipe's setup.py where
     the components run (see pipeline/beam_deps.py).
     """
-    metadata = (tfx.orchestration.metadata.sqlite_metadata_connection_config(
+    connection = (metadata.sqlite_metadata_connection_config(
         config.metadata_path) if baseline_kind == "mlmd" else None)
-    return tfx.dsl.Pipeline(
+    return Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.pipeline_root,
         components=create_components(config, image_size, channels, baseline_kind),
         enable_cache=True,
-        metadata_connection_config=metadata,
+        metadata_connection_config=connection,
         beam_pipeline_args=with_setup_file(beam_pipeline_args, setup_file))

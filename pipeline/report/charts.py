@@ -25,30 +25,60 @@ def _save(fig, path: str) -> str:
     return path
 
 
-def _show(ax, image: np.ndarray) -> None:
-    """Grayscale or RGB, rescaled to its own min..max so normalized pixels are visible too."""
+def _visible(image: np.ndarray) -> np.ndarray:
+    """RGB in 0..1, rescaled to its own min..max so normalized pixels are visible too."""
     image = image.astype(np.float32)
     low, high = float(image.min()), float(image.max())
     image = (image - low) / (high - low) if high > low else np.zeros_like(image)
-    if image.shape[-1] == 1:
-        ax.imshow(image[..., 0], cmap="gray", vmin=0, vmax=1)
-    else:
-        ax.imshow(image)
-    ax.set_xticks([])
-    ax.set_yticks([])
+    return np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image[..., :3]
+
+
+def _montage(grid: List[List[np.ndarray]], band: int = 0, pad: int = 2) -> np.ndarray:
+    """One white RGB canvas with `grid`'s images in rows, `band` blank pixels above each.
+
+    The report drew one matplotlib Axes per image (60 for the samples, 32 for
+    the gallery): 2.2 s of the 2.7 s the five charts took on 2 cores, paid by
+    every cold run. One image on one Axes draws in ~0.1 s.
+    """
+    grid = [[_visible(image) for image in row] for row in grid]
+    height, width = _tile_shape(grid)
+    height += band
+    columns = max(1, max(len(row) for row in grid))
+    canvas = np.ones((len(grid) * (height + pad) + pad, columns * (width + pad) + pad, 3),
+                     np.float32)
+    for r, row in enumerate(grid):
+        for c, tile in enumerate(row):
+            top, left = r * (height + pad) + pad + band, c * (width + pad) + pad
+            canvas[top:top + tile.shape[0], left:left + tile.shape[1]] = tile
+    return canvas
+
+
+def _tile_shape(grid) -> tuple:
+    """(height, width) that fits every image in `grid`; 1x1 for an empty grid."""
+    images = [image for row in grid for image in row]
+    return (max((i.shape[0] for i in images), default=1),
+            max((i.shape[1] for i in images), default=1))
+
+
+def _cell(r: int, c: int, shape, band: int, pad: int = 2):
+    """Top-left corner of grid cell (r, c) in canvas pixels, as _montage lays it out."""
+    return c * (shape[1] + pad) + pad, r * (shape[0] + band + pad) + pad
 
 
 def gallery(images: Sequence[np.ndarray], actual: Sequence[str], predicted: Sequence[str],
             path: str, columns: int = 8) -> str:
     """Eval images titled "actual (predicted)", wrong predictions in red."""
     rows = max(1, math.ceil(len(images) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(columns * 1.5, rows * 1.7), squeeze=False)
-    for ax in axes.flat:
-        ax.axis("off")
-    for ax, image, truth, guess in zip(axes.flat, images, actual, predicted):
-        ax.axis("on")
-        _show(ax, image)
-        ax.set_title(f"{truth} ({guess})", fontsize=9, color=RIGHT if truth == guess else WRONG)
+    shape = _tile_shape([images])
+    band = max(6, shape[0] // 2)  # room for the title above each image
+    grid = [list(images[r * columns:(r + 1) * columns]) for r in range(rows)]
+    fig, ax = plt.subplots(figsize=(columns * 1.5, rows * 1.7))
+    ax.imshow(_montage(grid, band), interpolation="nearest")
+    ax.axis("off")
+    for i, (truth, guess) in enumerate(zip(actual, predicted)):
+        x, y = _cell(i // columns, i % columns, shape, band)
+        ax.text(x + shape[1] / 2, y + band * 0.8, f"{truth} ({guess})", ha="center",
+                va="bottom", fontsize=9, color=RIGHT if truth == guess else WRONG)
     wrong = sum(a != p for a, p in zip(actual, predicted))
     fig.suptitle(f"actual (predicted): {wrong} of {len(images)} shown are wrong, in red")
     return _save(fig, path)
@@ -105,15 +135,15 @@ def curves(history: Dict[str, Dict[str, List[float]]], path: str) -> str:
 def samples(images_by_class: Dict[str, List[np.ndarray]], path: str) -> str:
     """A row per class of Transform's output images (normalized; shown min..max)."""
     classes = list(images_by_class)
-    columns = max(1, max(len(v) for v in images_by_class.values()))
-    fig, axes = plt.subplots(len(classes), columns, squeeze=False,
-                             figsize=(columns * 1.2 + 1, len(classes) * 1.2 + 0.6))
-    for row, name in enumerate(classes):
-        for column, ax in enumerate(axes[row]):
-            ax.axis("off")
-            if column < len(images_by_class[name]):
-                _show(ax, images_by_class[name][column])
-                ax.axis("on")
-        axes[row][0].set_ylabel(name, rotation=0, ha="right", va="center")
+    grid = [images_by_class[name] for name in classes]
+    columns = max(1, max(len(row) for row in grid))
+    shape = _tile_shape(grid)
+    fig, ax = plt.subplots(figsize=(columns * 1.2 + 1, len(classes) * 1.2 + 0.6))
+    ax.imshow(_montage(grid), interpolation="nearest")
+    ax.set_xticks([])
+    ax.set_yticks([_cell(r, 0, shape, 0)[1] + shape[0] / 2 for r in range(len(classes))],
+                  classes)
+    for side in ax.spines.values():
+        side.set_visible(False)
     fig.suptitle("inputs after Transform, per class")
     return _save(fig, path)
