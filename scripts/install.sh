@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=.venv
 PY=${PYTHON:-python3}
-STAMP_INPUTS=(constraints.txt requirements.txt setup.py scripts/install.sh)
+STAMP_INPUTS=(constraints.txt requirements.txt setup.py pyproject.toml scripts/install.sh)
 
 die() { echo "install: error: $*" >&2; exit 2; }
 
