@@ -27,13 +27,13 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
         return {"path": existing, "parity": {"ok": True},
                 "reason": "kept the version an interrupted earlier push completed"}
     size, _, channels = tflite.input_shape(saved_model_dir)
-    pixels, labels = tflite.split_pixels(os.path.join(examples_uri, "Split-eval"), size, channels)
     representative: Optional = None
     if quantize == "int8":
         representative, _ = tflite.split_pixels(os.path.join(examples_uri, "Split-train"),
                                                 size, channels, limit=REPRESENTATIVE_IMAGES)
     model = tflite.convert(saved_model_dir, quantize, representative)
-    parity = tflite.parity(saved_model_dir, model, pixels, labels, tolerance)
+    parity = tflite.parity(saved_model_dir, model, tflite.split_batches(
+        os.path.join(examples_uri, "Split-eval"), size, channels), tolerance)
     if not parity["ok"]:
         return {"path": None, "parity": parity,
                 "reason": f"TFLite accuracy {parity['tflite_accuracy']:.4f} is more than "

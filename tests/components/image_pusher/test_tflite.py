@@ -51,7 +51,8 @@ def test_each_quantization_converts_and_matches_the_saved_model(trained, quantiz
     got = tflite.tflite_probabilities(model, pixels)
     want = tflite.saved_model_probabilities(trained, pixels)
     np.testing.assert_allclose(got, want, atol=atol)
-    result = tflite.parity(trained, model, pixels, labels, tolerance=0.01)
+    result = tflite.parity(trained, model, [(pixels[:40], labels[:40]), (pixels[40:], labels[40:])],
+                           tolerance=0.01)
     assert result["ok"] and result["saved_model_accuracy"] > 0.9, result
 
 
@@ -88,7 +89,7 @@ def test_converter_chatter_is_held_back_only_in_quiet_mode(trained, capfd, monke
 def test_the_gate_refuses_a_conversion_that_classifies_worse(trained, tmp_path):
     pixels, labels = _data()
     untrained = tflite.convert(_saved_model(tmp_path / "untrained", train=False), "none")
-    result = tflite.parity(trained, untrained, pixels, labels, tolerance=0.01)
+    result = tflite.parity(trained, untrained, [(pixels, labels)], tolerance=0.01)
     assert not result["ok"] and result["drop"] > 0.01
 
 
@@ -145,3 +146,25 @@ def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch)
             os.write(2, b"error: op not supported\n")  # as the C++ converter would
             raise RuntimeError("converter broke")
     assert "error: op not supported" in capfd.readouterr().err
+
+
+def test_a_split_is_read_in_batches_in_order_and_up_to_the_limit(tmp_path):
+    from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+    images = np.random.default_rng(3).integers(0, 256, (150, 8, 8, 1), dtype=np.uint8)
+    split = tmp_path / "Split-eval"
+    split.mkdir()
+    with tf.io.TFRecordWriter(str(split / "data.gz"), options="GZIP") as writer:
+        for i, image in enumerate(images):
+            png = tf.io.encode_png(image).numpy()
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                IMAGE_KEY: tf.train.Feature(bytes_list=tf.train.BytesList(value=[png])),
+                LABEL_KEY: tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 7])),
+            })).SerializeToString())
+    batches = list(tflite.split_batches(str(split), 8, 1))
+    assert [len(labels) for _, labels in batches] == [64, 64, 22]  # the gate's memory: 64 images
+    labels = np.concatenate([labels for _, labels in batches])
+    assert labels.tolist() == [i % 7 for i in range(150)]
+    pixels, _ = tflite.split_pixels(str(split), 8, 1, limit=70)
+    assert pixels.shape == (70, 8, 8, 1)
+    np.testing.assert_allclose(pixels, images[:70], atol=1e-3)  # same size: no resampling
+    assert [len(b[1]) for b in tflite.split_batches(str(split), 8, 1, limit=64)] == [64]
