@@ -86,16 +86,34 @@ def run_sampled(command, interval: float = 0.1) -> dict:
 
 def component_peaks_mb(run: dict) -> dict:
     """{component id: peak RSS in MB while it ran}, from the `start`/`done` progress lines."""
-    opened, peaks = {}, {}
+    return {node: round(max(inside) / 1e6, 1) if inside else None
+            for node, _, inside in _component_windows(run)}
+
+
+def component_rises_mb(run: dict) -> dict:
+    """{component id: its peak RSS minus the RSS it started with, in MB}.
+
+    Why besides the peak: the components share one process, and the heap a
+    component grew is not handed back when it ends, so a component's peak also
+    carries what earlier ones left (StatisticsGen's growth showed up as
+    Transform's). The rise is what the component itself added.
+    """
+    return {node: round((max(inside) - before) / 1e6, 1) if inside and before else None
+            for node, before, inside in _component_windows(run)}
+
+
+def _component_windows(run: dict):
+    """(id, RSS at its start, [RSS samples while it ran]) per component, in run order."""
+    opened = {}
     for at, line in run["lines"]:
         words = line.split()
         if len(words) >= 2 and words[0] == "start":
             opened[words[1]] = at
         elif len(words) >= 2 and words[0] == "done" and words[1] in opened:
             begin = opened.pop(words[1])
-            inside = [rss for t, rss in run["samples"] if begin <= t <= at]
-            peaks[words[1]] = round(max(inside) / 1e6, 1) if inside else None
-    return peaks
+            before = [rss for t, rss in run["samples"] if t <= begin]
+            yield (words[1], before[-1] if before else None,
+                   [rss for t, rss in run["samples"] if begin <= t <= at])
 
 
 def read_summary(output: str) -> dict:

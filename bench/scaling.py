@@ -7,17 +7,21 @@ Generates class folders of 64x64 RGB JPEGs (10 classes, reused between
 runs from --work) and runs the whole pipeline on each with `imagepipe run`,
 training one epoch of the train split (steps = train images // batch), so
 that every stage's work grows with the data. Seconds per component come from
-summary.json; peak memory per component from sampling the process tree (the
-CLI and any worker processes) while that component's start/done lines bracket
-it. Every figure is a ratio against the smallest dataset of the same session:
-`time/size` <= 1 is linear or better; `peak` near 1 is flat. Writes
+summary.json; memory per component from sampling the process tree (the CLI
+and any worker processes) while that component's start/done lines bracket it:
+`peak` is the highest RSS in that window, `rise` the peak minus the RSS the
+component started with (the components share one process, so a peak also
+carries what earlier components left on the heap). Every figure is a ratio
+against the smallest dataset of the same session: `time/size` <= 1 is linear
+or better; `peak` and `rise` near 1 are flat. Writes
 bench/results/scaling.json.
 """
 import argparse
 import os
 import shutil
 
-from bench.common import (component_peaks_mb, imagepipe_command, machine_info, print_table,
+from bench.common import (component_peaks_mb, component_rises_mb, imagepipe_command,
+                          machine_info, print_table,
                           read_summary, run_sampled, write_results)
 from bench.ingest import make_dataset
 from pipeline.config import PipelineConfig
@@ -39,7 +43,13 @@ def run_size(images: int, work: str, batch: int) -> dict:
     shutil.rmtree(output, ignore_errors=True)
     return {"images": images, "train_steps": steps, "wall_s": run["wall_s"],
             "seconds": summary["timings_s"], "peak_mb": component_peaks_mb(run),
+            "rise_mb": component_rises_mb(run),
             "training": summary.get("training")}
+
+
+def _ratio(value, base):
+    """value / base; None where the base is too small to divide by (a rise of ~0 MB)."""
+    return value / base if value is not None and base and base > 1 else None
 
 
 def rows_for(runs: list) -> list:
@@ -54,7 +64,9 @@ def rows_for(runs: list) -> list:
                          "time_ratio": seconds / base["seconds"][stage],
                          "size_ratio": size_ratio,
                          "time/size": seconds / base["seconds"][stage] / size_ratio,
-                         "peak_mb": peak, "peak_ratio": peak / base["peak_mb"][stage]})
+                         "peak_mb": peak, "peak_ratio": peak / base["peak_mb"][stage],
+                         "rise_mb": run["rise_mb"][stage],
+                         "rise_ratio": _ratio(run["rise_mb"][stage], base["rise_mb"][stage])})
     return rows
 
 
@@ -67,7 +79,7 @@ def main(argv=None) -> dict:
     runs = [run_size(n, args.work, batch) for n in sorted(args.sizes)]
     rows = rows_for(runs)
     print_table(rows, ["stage", "images", "seconds", "time_ratio", "size_ratio", "time/size",
-                       "peak_mb", "peak_ratio"])
+                       "peak_mb", "peak_ratio", "rise_mb", "rise_ratio"])
     return write_results("scaling", {"machine": machine_info(), "image_side": 64,
                                      "rows": rows, "runs": runs})
 

@@ -22,7 +22,11 @@ QUICK = {"e2e": ["--run-args=--train-steps 20 --accuracy-threshold 0"],
 
 
 def _scaling_goals(result: dict) -> list:
-    """Linear time (time/size <= 1.25: 25% noise allowed) and flat memory (<= 1.25x)."""
+    """Linear time (time/size <= 1.25: 25% noise allowed) and flat memory (<= 1.25x).
+
+    Memory both ways: the process's peak while the stage ran, and the stage's
+    own rise over the RSS it started with (bench/scaling.py says why).
+    """
     goals = []
     largest = max(r["images"] for r in result["rows"])
     for row in (r for r in result["rows"] if r["images"] == largest):
@@ -30,9 +34,10 @@ def _scaling_goals(result: dict) -> list:
                       "value": row["time/size"], "target": "<= 1 (linear or better)",
                       "met": row["time/size"] <= 1.25})
         if row["stage"] in ("ImageExampleGen", "Transform"):
-            goals.append({"goal": f"scaling {row['stage']} peak memory at {largest:,}",
-                          "value": row["peak_ratio"], "target": "flat (~1)",
-                          "met": row["peak_ratio"] <= 1.25})
+            for kind in ("peak", "rise"):  # see bench/scaling.py
+                goals.append({"goal": f"scaling {row['stage']} {kind} memory at {largest:,}",
+                              "value": row[f"{kind}_ratio"], "target": "flat (~1)",
+                              "met": (row[f"{kind}_ratio"] or 99) <= 1.25})
     return goals
 
 

@@ -25,6 +25,13 @@ def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
     assert '"analyze": [\n    "train"\n  ]' in props["splits_config"]
 
 
+def test_statistics_use_bounded_memory_sketches(config):
+    # Exact top-k over the encoded-image feature grew with the data (bench/scaling).
+    statistics = {c.id: c for c in create_components(config, 28, 1)}["StatisticsGen"]
+    options = json.loads(statistics.exec_properties["stats_options_json"])
+    assert options["_use_sketch_based_topk_uniques"] is True
+
+
 def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
     components = {c.id: c for c in create_components(config, 28, 1)}
     trainer = components["Trainer"]
