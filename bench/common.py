@@ -45,6 +45,14 @@ def imagepipe_command(*args) -> list:
     return [os.path.join(os.path.dirname(sys.executable), "imagepipe"), *map(str, args)]
 
 
+def rss_tree(process=None) -> int:
+    """RSS in bytes of `process` (default: this one) plus all its descendants."""
+    import psutil
+    process = process or psutil.Process()
+    tree = [process, *process.children(recursive=True)]
+    return sum(p.memory_info().rss for p in tree if p.is_running())
+
+
 def run_sampled(command, interval: float = 0.1) -> dict:
     """Runs `command`, sampling the RSS of its process tree; stdout lines are timestamped.
 
@@ -70,9 +78,7 @@ def run_sampled(command, interval: float = 0.1) -> dict:
     reader.start()
     while process.poll() is None:
         try:
-            tree = [process, *process.children(recursive=True)]
-            samples.append((time.perf_counter() - start,
-                            sum(p.memory_info().rss for p in tree if p.is_running())))
+            samples.append((time.perf_counter() - start, rss_tree(process)))
         except psutil.Error:
             pass
         time.sleep(interval)

@@ -11,14 +11,19 @@ summary.json; memory per component from sampling the process tree (the CLI
 and any worker processes) while that component's start/done lines bracket it:
 `peak` is the highest RSS in that window, `rise` the peak minus the RSS the
 component started with (the components share one process, so a peak also
-carries what earlier components left on the heap). Every figure is a ratio
+carries what earlier components left on the heap). StatisticsGen and
+Transform are also re-run alone on each run's artifacts, in a fresh process
+(bench/executor_memory), `alone_rise`. Every figure is a ratio
 against the smallest dataset of the same session: `time/size` <= 1 is linear
 or better; `peak` and `rise` near 1 are flat. Writes
 bench/results/scaling.json.
 """
 import argparse
+import json
 import os
 import shutil
+import subprocess
+import sys
 
 from bench.common import (component_peaks_mb, component_rises_mb, imagepipe_command,
                           machine_info, print_table,
@@ -27,6 +32,7 @@ from bench.ingest import make_dataset
 from pipeline.config import PipelineConfig
 
 STAGES = ("ImageExampleGen", "Transform", "Trainer")
+ALONE = ("StatisticsGen", "Transform")  # re-run alone in a fresh process (bench/executor_memory)
 TRAIN_SHARE = 0.8  # --eval-percent 20, the default
 
 
@@ -40,16 +46,29 @@ def run_size(images: int, work: str, batch: int) -> dict:
         "run", "--data", data, "--output", output, "--train-steps", steps,
         "--eval-steps", 1, "--accuracy-threshold", 0))  # random pixels: nothing to learn
     summary = read_summary(output)
+    alone = {node: _alone(output, node) for node in ALONE}
     shutil.rmtree(output, ignore_errors=True)
     return {"images": images, "train_steps": steps, "wall_s": run["wall_s"],
             "seconds": summary["timings_s"], "peak_mb": component_peaks_mb(run),
-            "rise_mb": component_rises_mb(run),
+            "rise_mb": component_rises_mb(run), "alone": alone,
             "training": summary.get("training")}
+
+
+def _alone(output: str, node: str) -> dict:
+    """bench/executor_memory on the run's artifacts: the executor's rise in a fresh process."""
+    command = [sys.executable, "-m", "bench.executor_memory", "--output", output,
+               "--component", node]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _ratio(value, base):
     """value / base; None where the base is too small to divide by (a rise of ~0 MB)."""
     return value / base if value is not None and base and base > 1 else None
+
+
+def _alone_rise(run: dict, stage: str):
+    return run["alone"][stage]["rise_mb"] if stage in run["alone"] else None
 
 
 def rows_for(runs: list) -> list:
@@ -66,7 +85,10 @@ def rows_for(runs: list) -> list:
                          "time/size": seconds / base["seconds"][stage] / size_ratio,
                          "peak_mb": peak, "peak_ratio": peak / base["peak_mb"][stage],
                          "rise_mb": run["rise_mb"][stage],
-                         "rise_ratio": _ratio(run["rise_mb"][stage], base["rise_mb"][stage])})
+                         "rise_ratio": _ratio(run["rise_mb"][stage], base["rise_mb"][stage]),
+                         "alone_rise_mb": _alone_rise(run, stage),
+                         "alone_rise_ratio": _ratio(_alone_rise(run, stage),
+                                                    _alone_rise(base, stage))})
     return rows
 
 
@@ -79,7 +101,7 @@ def main(argv=None) -> dict:
     runs = [run_size(n, args.work, batch) for n in sorted(args.sizes)]
     rows = rows_for(runs)
     print_table(rows, ["stage", "images", "seconds", "time_ratio", "size_ratio", "time/size",
-                       "peak_mb", "peak_ratio", "rise_mb", "rise_ratio"])
+                       "peak_mb", "peak_ratio", "rise_mb", "rise_ratio", "alone_rise_mb"])
     return write_results("scaling", {"machine": machine_info(), "image_side": 64,
                                      "rows": rows, "runs": runs})
 

@@ -54,6 +54,8 @@ def test_scaling_reports_each_stage_at_each_size(results):
         (stage, n) for stage in ("ImageExampleGen", "Transform", "Trainer") for n in (60, 120)}
     assert all(r["seconds"] > 0 and r["peak_mb"] > 100 for r in rows)
     assert all(r["rise_mb"] is not None and r["rise_mb"] < r["peak_mb"] for r in rows)
+    alone = {r["images"]: r["alone_rise_mb"] for r in rows if r["stage"] == "Transform"}
+    assert all(0 < rise < 2000 for rise in alone.values()), alone  # re-run alone, measured
 
 
 def test_gpu_figures_or_a_clean_skip_and_a_goal_table(results):
