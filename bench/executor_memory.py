@@ -11,11 +11,12 @@ processes) is sampled every 50 ms. Prints one JSON line: start_mb (after
 imports), peak_mb, rise_mb, seconds. bench/scaling runs it for StatisticsGen
 and Transform at each size.
 
-What it showed for Transform (64x64 RGB JPEGs, 2 cores): RSS climbs during
-the analysis until a plateau, then stays there however many images follow
-(at 20,000 images: at ~990 MB from 45% of the run to its end); 1,000 images
-end before the plateau. The rise is noisy from run to run: 116-157 MB at
-1,000 images, 156-315 MB at 20,000.
+What it showed for Transform (64x64 RGB JPEGs, 2 cores, one suite): a rise
+of 144, 217 and 360 MB at 1k, 10k and 50k images, noisy from run to run
+(116-158 MB at 1k, 156-315 MB at 20k in repeated runs). memray's high-water
+mark puts the live heap under TFX's Transform `Do` at 63 MB for 1k images and
+75 MB for 20k, so most of the growth is memory the allocator keeps after it
+is freed, not live data; MALLOC_ARENA_MAX=2 did not change it (138 -> 224 MB).
 """
 import argparse
 import json

@@ -110,7 +110,7 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
         examples=example_gen.outputs["examples"],
         stats_options=tfdv.StatsOptions(use_sketch_based_topk_uniques=True))
     schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                                          infer_feature_shape=True)
+                           infer_feature_shape=True)
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
     transform = Transform(
