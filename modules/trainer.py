@@ -193,7 +193,8 @@ def run_fn(fn_args: FnArgs) -> None:
     model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
               validation_data=evaluation, validation_steps=fn_args.eval_steps,
               callbacks=callbacks, verbose=0)
-    ended, throughput = time.perf_counter(), callbacks[1]
+    ended = time.perf_counter()
+    throughput = next(c for c in callbacks if isinstance(c, FitThroughput))
     # Time fit spends outside on_train_begin..on_train_end, before and after.
     add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
                   fit_call_s=ended - started,

@@ -11,9 +11,10 @@ def prepare() -> None:
     the Python version when each generated client package is imported, and
     each check calls importlib.metadata.packages_distributions(), which reads
     the metadata of every installed distribution (~0.2 s for this
-    environment's ~300). `from tfx import v1` imports Vertex AI's clients
-    through tfx.v1.extensions: 15 checks, ~2.5 s of every command's start on
-    2 cores. The mapping cannot change while the process runs, so it is
+    environment's ~300). A cached `imagepipe run` still makes 4 such calls
+    through the Google Cloud clients TFX imports; `from tfx import v1` (only
+    `compile --target vertex` now) adds Vertex AI's, 15 calls in all, ~2.5 s
+    on 2 cores. The mapping cannot change while the process runs, so it is
     computed once.
     """
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
