@@ -29,7 +29,7 @@ def throughput(policy: str, model_name: str, batch: int, steps: int, epochs: int
     plan = select_strategy(None, batch, mixed_precision=policy != "float32")
     images = np.random.default_rng(0).random((plan.global_batch * 8, 64, 64, 3), np.float32)
     labels = np.arange(len(images)) % 10
-    dataset = (tf.data.Dataset.from_tensor_slices((images, labels)).repeat()
+    dataset = (tf.data.Dataset.from_tensor_slices((images, np.eye(10)[labels])).repeat()
                .batch(plan.global_batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE))
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(plan.policy)

@@ -5,7 +5,7 @@
 
 Generates class folders of 64x64 RGB JPEGs (10 classes, reused between
 runs from --work) and runs the whole pipeline on each with `imagepipe run`,
-training one epoch of the train split (steps = train images // batch), so
+training one epoch of the train split (`--epochs 1`), so
 that every stage's work grows with the data. Seconds per component come from
 summary.json; memory per component from sampling the process tree (the CLI
 and any worker processes) while that component's start/done lines bracket it:
@@ -29,26 +29,23 @@ from bench.common import (component_peaks_mb, component_rises_mb, imagepipe_comm
                           machine_info, print_table,
                           read_summary, run_sampled, write_results)
 from bench.ingest import make_dataset
-from pipeline.config import PipelineConfig
 
 STAGES = ("ImageExampleGen", "Transform", "Trainer")
 ALONE = ("StatisticsGen", "Transform")  # re-run alone in a fresh process (bench/executor_memory)
-TRAIN_SHARE = 0.8  # --eval-percent 20, the default
 
 
-def run_size(images: int, work: str, batch: int) -> dict:
+def run_size(images: int, work: str) -> dict:
     """One cold pipeline run on `images` generated JPEGs; seconds and peaks per component."""
     data = make_dataset(os.path.join(work, f"data-{images}"), images)
     output = os.path.join(work, f"out-{images}")
     shutil.rmtree(output, ignore_errors=True)
-    steps = max(1, int(images * TRAIN_SHARE) // batch)
     run = run_sampled(imagepipe_command(
-        "run", "--data", data, "--output", output, "--train-steps", steps,
+        "run", "--data", data, "--output", output, "--epochs", 1,
         "--eval-steps", 1, "--accuracy-threshold", 0))  # random pixels: nothing to learn
     summary = read_summary(output)
     alone = {node: _alone(output, node) for node in ALONE}
     shutil.rmtree(output, ignore_errors=True)
-    return {"images": images, "train_steps": steps, "wall_s": run["wall_s"],
+    return {"images": images, "epochs": 1, "wall_s": run["wall_s"],
             "seconds": summary["timings_s"], "peak_mb": component_peaks_mb(run),
             "rise_mb": component_rises_mb(run), "alone": alone,
             "training": summary.get("training")}
@@ -97,8 +94,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
     parser.add_argument("--work", default="/tmp/imagepipe-bench-scaling")
     args = parser.parse_args(argv)
-    batch = PipelineConfig().batch_size
-    runs = [run_size(n, args.work, batch) for n in sorted(args.sizes)]
+    runs = [run_size(n, args.work) for n in sorted(args.sizes)]
     rows = rows_for(runs)
     print_table(rows, ["stage", "images", "seconds", "time_ratio", "size_ratio", "time/size",
                        "peak_mb", "peak_ratio", "rise_mb", "rise_ratio", "alone_rise_mb"])

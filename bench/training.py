@@ -2,24 +2,29 @@
 
     bash scripts/bench.sh training                  # a pipeline run, then 3+3 fits; ~5 min
     bash scripts/bench.sh training --output outputs # reuse a finished run's artifacts
+    bash scripts/bench.sh training --data ../shared/data/flowers_photos --repeat 1
 
 Both sides run in this process, interleaved, --repeat times each (medians):
 - the Trainer: TFX's Trainer executor (GenericExecutor, our run_fn) on the
-  run's examples and transform graph, with the run's steps and settings;
+  run's examples and transform graph, with the run's planned settings
+  (summary.json `plan`) for as many epochs as the run trained, without
+  early stopping;
   its own steady-state rate (modules/progress.FitThroughput: training
   examples/s from epoch start to validation, epochs 2..N);
 - the baseline: the train split decoded and normalized through the same
   transform graph into NumPy arrays, fed to the same Keras model, batch size,
-  optimizer, strategy, epochs and steps through
+  optimizer, strategy, epochs and steps (no augmentation) through
   `tf.data.Dataset.from_tensor_slices` (in memory, shuffled, complete
   batches), timed by the same callback.
 A third figure is the Trainer's input pipeline alone (modules/trainer.make_dataset,
 no model): if it is much faster than the model, the input never starves it.
 Writes bench/results/training.json.
 
-Goal (issue 8): Trainer >= 0.9x the NumPy baseline.
+Goal (issues 8 and 15): Trainer >= 0.9x the NumPy baseline, on mnist_1k and flowers.
 """
 import argparse
+import contextlib
+import dataclasses
 import os
 import shutil
 import statistics
@@ -62,23 +67,37 @@ def train_arrays(uris: dict):
     return np.concatenate(images), np.concatenate(labels), tft_output
 
 
-def numpy_fit(images, labels, config: PipelineConfig, epochs: int, steps: int) -> dict:
+def run_params(summary: dict):
+    """The Trainer's params of a finished run, fixed to the epochs it trained, no early stop."""
+    from pipeline.config import PLANNED
+    from pipeline.plan import DataFacts, make_plan
+    values = summary["plan"]["values"]
+    config = PipelineConfig(**{name: values[name] for name in PLANNED})
+    plan = make_plan(config, DataFacts(**summary["plan"]["data"]), values["hardware"],
+                     values["cache_bytes"] * 8)
+    return dataclasses.replace(plan.trainer_params(), epochs=len(
+        summary["training"]["epoch_seconds"]), early_stopping_patience=0,
+        cache_bytes=values["cache_bytes"])
+
+
+def numpy_fit(images, labels, params, epochs: int, steps: int) -> dict:
     """The Trainer's model and settings, fed from in-memory arrays; FitThroughput's stats."""
     import tensorflow as tf
     import tf_keras as keras
     from modules.model import MODELS, compile_model
     from modules.progress import FitThroughput, read_fit_stats
     from modules.strategy import select_strategy
-    keras.utils.set_random_seed(config.seed)
-    plan = select_strategy(config.tpu, config.batch_size,
-                           mixed_precision=not config.full_precision)
-    dataset = (tf.data.Dataset.from_tensor_slices((images, labels))
-               .shuffle(len(images), seed=config.seed).repeat()
+    keras.utils.set_random_seed(params.seed)
+    plan = select_strategy(params.tpu, params.batch_size,
+                           mixed_precision=not params.full_precision)
+    classes = int(labels.max()) + 1
+    dataset = (tf.data.Dataset.from_tensor_slices((images, np.eye(classes)[labels]))
+               .shuffle(len(images), seed=params.seed).repeat()
                .batch(plan.global_batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE))
     with plan.strategy.scope():
-        model = compile_model(MODELS[config.model](images.shape[1:], int(labels.max()) + 1),
-                              config.optimizer, config.learning_rate,
-                              config.steps_per_execution)
+        model = compile_model(MODELS[params.model](images.shape[1:], classes),
+                              params.optimizer, params.learning_rate,
+                              params.steps_per_execution, params.label_smoothing)
     with tempfile.TemporaryDirectory() as folder:
         model.fit(dataset, epochs=epochs, steps_per_epoch=steps, verbose=0,
                   callbacks=[FitThroughput(os.path.join(folder, "fit_stats.json"),
@@ -86,9 +105,15 @@ def numpy_fit(images, labels, config: PipelineConfig, epochs: int, steps: int) -
         return read_fit_stats(folder)
 
 
-def trainer_fit(uris: dict, config: PipelineConfig, train_steps: int, eval_steps: int) -> dict:
-    """Runs TFX's Trainer executor (our run_fn) on the run's artifacts; FitThroughput's stats."""
+def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
+    """Runs TFX's Trainer executor (our run_fn) on the run's artifacts; FitThroughput's stats.
+
+    `stream`: without the decode cache, every epoch decodes and transforms
+    again (as every split over 256 MB did before issue 15).
+    """
     import json
+    from unittest import mock
+    from modules import trainer
     from google.protobuf import json_format
     from tfx.components.trainer import executor
     from tfx.proto import trainer_pb2
@@ -103,46 +128,65 @@ def trainer_fit(uris: dict, config: PipelineConfig, train_steps: int, eval_steps
         # As TFX lays them out: the Trainer's backup folder then lands in `folder` too.
         model.uri = os.path.join(folder, "Trainer", "model", "1")
         model_run.uri = os.path.join(folder, "Trainer", "model_run", "1")
-        executor.GenericExecutor().Do(
-            {"examples": [examples], "transform_graph": [graph]},
-            {"model": [model], "model_run": [model_run]},
-            {"train_args": json_format.MessageToJson(trainer_pb2.TrainArgs(num_steps=train_steps)),
-             "eval_args": json_format.MessageToJson(trainer_pb2.EvalArgs(num_steps=eval_steps)),
-             "run_fn": "modules.trainer.run_fn",
-             "custom_config": json.dumps(config.trainer_config())})
+        streamed = mock.patch.object(trainer, "plan_caches",
+                                     lambda sizes, *a: {split: None for split in sizes})
+        with streamed if stream else contextlib.nullcontext():
+            executor.GenericExecutor().Do(
+                {"examples": [examples], "transform_graph": [graph]},
+                {"model": [model], "model_run": [model_run]},
+                {"train_args": json_format.MessageToJson(trainer_pb2.TrainArgs(
+                    splits=["train"])),
+                 "eval_args": json_format.MessageToJson(trainer_pb2.EvalArgs(splits=["eval"])),
+                 "run_fn": "modules.trainer.run_fn",
+                 "custom_config": json.dumps(params.to_custom_config())})
         return read_fit_stats(model_run.uri)
 
 
-def input_only(uris: dict, tft_output, config: PipelineConfig, batches: int = 60) -> float:
-    """Examples/s of the Trainer's own input pipeline with nothing consuming it."""
+def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
+               batches: int = 60) -> float:
+    """Examples/s of the Trainer's own input pipeline with nothing consuming it.
+
+    `cached`: after a whole first pass, from the decode cache in memory;
+    otherwise decoding and transforming every batch.
+    """
     from tfx.components.util import tfxio_utils
     from tfx.types import standard_artifacts
     from modules.augment import Augmentation
+    from modules.decode_cache import MEMORY
     from modules.trainer import make_dataset, split_size
     examples = standard_artifacts.Examples()
     examples.uri, examples.split_names = uris["examples"], '["train", "eval"]'
     accessor = types.SimpleNamespace(tf_dataset_factory=tfxio_utils
                                      .get_tf_dataset_factory_from_artifact([examples], []))
     pattern = os.path.join(uris["examples"], "Split-train", "*")
-    dataset = make_dataset([pattern], accessor, tft_output, config.batch_size, True,
-                           config.seed, Augmentation(config.augment_crop, config.augment_flip,
-                                                     config.augment_color),
-                           split_size(pattern))
+    examples = split_size(pattern)
+    dataset = make_dataset([pattern], accessor, tft_output, params.batch_size, True,
+                           params.seed, classes,
+                           Augmentation(params.augment_crop, params.augment_flip,
+                                        params.augment_color, params.augment_scale),
+                           examples, MEMORY if cached else None)
     iterator = iter(dataset)
-    for _ in range(20):  # warm-up: tracing, first reads (and filling a cache)
+    # Warm-up: tracing and first reads, and with the cache its whole first pass.
+    for _ in range(examples // params.batch_size + 2 if cached else 20):
         next(iterator)
     start = time.perf_counter()
     for _ in range(batches):
         next(iterator)
-    return batches * config.batch_size / (time.perf_counter() - start)
+    return batches * params.batch_size / (time.perf_counter() - start)
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", help="a finished `imagepipe run` output to reuse; "
                         "default: run the pipeline on the bundled data into a temp folder")
+    parser.add_argument("--data", default=PipelineConfig().data,
+                        help="dataset of the pipeline run (default: the bundled digits)")
     parser.add_argument("--run-args", default="", help="extra `imagepipe run` flags")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side, interleaved")
+    parser.add_argument("--stream", action="store_true", help="also time the Trainer "
+                        "without its decode cache (decoding every epoch)")
+    parser.add_argument("--epochs", type=int, help="epochs of each fit (default: as many "
+                        "as the run trained; a few suffice for the steady-state rate)")
     args = parser.parse_args(argv)
     config = PipelineConfig()
     if args.output is not None:
@@ -150,7 +194,7 @@ def main(argv=None) -> dict:
     from bench.e2e import one_run
     output = tempfile.mkdtemp(prefix="imagepipe-bench-training-")
     try:
-        one_run(config.data, output, args.run_args.split())
+        one_run(args.data, output, args.run_args.split())
         return measure(args, config, output)
     finally:
         shutil.rmtree(output, ignore_errors=True)
@@ -158,20 +202,24 @@ def main(argv=None) -> dict:
 
 def measure(args, config, output: str) -> dict:
     """Interleaved Trainer and NumPy fits on the train split of a finished run."""
-    recorded = read_summary(output)["training"]
-    epochs = len(recorded["epoch_seconds"])
-    steps = recorded["examples_per_epoch"] // config.batch_size
+    summary = read_summary(output)
+    recorded, params = summary["training"], run_params(summary)
+    if args.epochs:
+        params = dataclasses.replace(params, epochs=args.epochs)
+    epochs = params.epochs
+    steps = recorded["examples_per_epoch"] // params.batch_size
     uris = artifact_uris(output, config.pipeline_name)
     images, labels, tft_output = train_arrays(uris)
     trainers, baselines = [], []
     for _ in range(args.repeat):
-        trainers.append(trainer_fit(uris, config, epochs * steps, config.eval_steps))
-        baselines.append(numpy_fit(images, labels, config, epochs, steps))
+        trainers.append(trainer_fit(uris, params))
+        baselines.append(numpy_fit(images, labels, params, epochs, steps))
     rate = lambda runs: statistics.median(r["examples_per_s"] for r in runs)  # noqa: E731
     first = lambda runs: statistics.median(r["first_epoch_s"] for r in runs)  # noqa: E731
     trainer = {"examples_per_s": rate(trainers), "first_epoch_s": first(trainers)}
     baseline = {"examples_per_s": rate(baselines), "first_epoch_s": first(baselines)}
-    feed = input_only(uris, tft_output, config)
+    classes = int(labels.max()) + 1
+    feed = input_only(uris, tft_output, params, classes, cached=True)
     rows = [
         {"feed": "NumPy arrays (baseline)", "examples_per_s": baseline["examples_per_s"],
          "ratio": 1.0, "first_epoch_s": baseline["first_epoch_s"]},
@@ -182,11 +230,20 @@ def measure(args, config, output: str) -> dict:
         {"feed": "Trainer input pipeline alone (no model)", "examples_per_s": feed,
          "ratio": feed / baseline["examples_per_s"], "first_epoch_s": ""},
     ]
+    if args.stream:
+        streamed = trainer_fit(uris, params, stream=True)
+        decode = input_only(uris, tft_output, params, classes, cached=False)
+        rows += [{"feed": "Trainer without decode cache", "first_epoch_s":
+                  streamed["first_epoch_s"], "examples_per_s": streamed["examples_per_s"],
+                  "ratio": streamed["examples_per_s"] / baseline["examples_per_s"]},
+                 {"feed": "its input pipeline alone (no model)", "examples_per_s": decode,
+                  "ratio": decode / baseline["examples_per_s"], "first_epoch_s": ""}]
     print_table(rows, ["feed", "examples_per_s", "ratio", "first_epoch_s"])
     ratio = rows[1]["ratio"]
     print(f"goal trainer/numpy: {ratio:.3f} (goal >= {GOAL}): {'met' if ratio >= GOAL else 'MISSED'}")
     return write_results("training", {
-        "machine": machine_info(), "batch_size": config.batch_size, "model": config.model,
+        "machine": machine_info(), "batch_size": params.batch_size, "model": params.model,
+        "data": summary["data"]["path"],
         "epochs": epochs, "steps_per_epoch": steps, "train_examples": len(images),
         "repeat": args.repeat, "rows": rows,
         "goal": {"value": ratio, "goal": f">= {GOAL}", "met": ratio >= GOAL},

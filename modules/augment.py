@@ -1,4 +1,4 @@
-"""Training-only augmentation of normalized image batches: crop, flip, brightness, contrast.
+"""Training-only augmentation of normalized image batches: crops, flip, brightness, contrast.
 
 Each image gets its own random draw (tf.image's batch ops would share one
 per batch). Shapes stay static and nothing leaves the graph (no
@@ -6,21 +6,24 @@ py_function), so the same input pipeline feeds a TPU.
 """
 import dataclasses
 
+import numpy as np
 import tensorflow as tf
 
 
 @dataclasses.dataclass(frozen=True)
 class Augmentation:
-    """crop: pad-and-random-crop margin in pixels; flip: horizontal; color: max change."""
+    """crop: pad-and-random-crop margin in pixels; scale: random resized crop's
+    smallest area share (0 is off); flip: horizontal; color: max change."""
 
     crop: int = 0
     flip: bool = False
     color: float = 0.0
+    scale: float = 0.0
 
     @property
     def active(self) -> bool:
         """False when every augmentation is off."""
-        return bool(self.crop or self.flip or self.color)
+        return bool(self.crop or self.flip or self.color or self.scale)
 
 
 def _crop(images: tf.Tensor, margin: int) -> tf.Tensor:
@@ -30,6 +33,20 @@ def _crop(images: tf.Tensor, margin: int) -> tf.Tensor:
     dy, dx = (tf.random.uniform([batch, 1], 0, 2 * margin + 1, tf.int32) for _ in range(2))
     rows = tf.gather(padded, dy + tf.range(height), axis=1, batch_dims=1)
     return tf.gather(rows, dx + tf.range(width), axis=2, batch_dims=1)
+
+
+def _resized_crop(images: tf.Tensor, min_area: float) -> tf.Tensor:
+    """Inception-style random resized crop: a box of area [min_area, 1] and aspect
+    3/4..4/3 per image, resized back to the input size (one batched op)."""
+    batch, height, width, _ = images.shape
+    area = tf.random.uniform([batch], min_area, 1.0)
+    aspect = tf.exp(tf.random.uniform([batch], np.log(3 / 4), np.log(4 / 3)))
+    box_h = tf.minimum(tf.sqrt(area / aspect), 1.0)
+    box_w = tf.minimum(tf.sqrt(area * aspect), 1.0)
+    top = tf.random.uniform([batch]) * (1.0 - box_h)
+    left = tf.random.uniform([batch]) * (1.0 - box_w)
+    boxes = tf.stack([top, left, top + box_h, left + box_w], axis=1)
+    return tf.image.crop_and_resize(images, boxes, tf.range(batch), [height, width])
 
 
 def _per_image(shape0: int, low: float, high: float) -> tf.Tensor:
@@ -46,6 +63,8 @@ def augment_batch(images: tf.Tensor, aug: Augmentation) -> tf.Tensor:
     if not aug.active:
         return images
     batch = images.shape[0]
+    if aug.scale:
+        images = _resized_crop(images, aug.scale)
     if aug.crop:
         images = _crop(images, aug.crop)
     if aug.flip:

@@ -1,49 +1,16 @@
 """Keras models the Trainer can build; Keras 2 (tf_keras), as TFX 1.16 expects.
 
-Both models open with a pass-through layer that writes an image summary of
-their inputs and end with one that writes a histogram of their outputs, as
-the Cloud TPU Keras MNIST example does; TensorBoard shows them under the tags
-`custom_image_summary` and `custom_histogram_summary`.
+Every model opens with a pass-through layer that writes an image summary of
+its inputs and ends with one that writes a histogram of its outputs
+(modules/summaries.py), as the Cloud TPU Keras MNIST example does.
 """
 from typing import Callable, Dict, Sequence
 
-import tensorflow as tf
 import tf_keras as keras
 
-IMAGE_SUMMARY = "custom_image_summary"
-HISTOGRAM_SUMMARY = "custom_histogram_summary"
-
-
-class ImageSummary(keras.layers.Layer):
-    """Returns its input unchanged; writes up to 3 of the images to TensorBoard.
-
-    Each image is rescaled to [0, 1] for display: inputs are normalized, so
-    most pixels would otherwise clip to black or white. Without a default
-    summary writer (serving, evaluation) the summary is a no-op.
-    """
-
-    def call(self, images):
-        shown = tf.cast(images[:3], tf.float32)
-        low = tf.reduce_min(shown, axis=[1, 2, 3], keepdims=True)
-        high = tf.reduce_max(shown, axis=[1, 2, 3], keepdims=True)
-        tf.summary.image(IMAGE_SUMMARY, (shown - low) / tf.maximum(high - low, 1e-6),
-                         max_outputs=3)
-        return images
-
-
-class HistogramSummary(keras.layers.Layer):
-    """Returns its input unchanged; writes a histogram of it to TensorBoard."""
-
-    def call(self, values):
-        tf.summary.histogram(HISTOGRAM_SUMMARY, tf.cast(values, tf.float32))
-        return values
-
-
-def _classifier(x, num_classes: int):
-    """Softmax in float32 (under mixed precision too), then the histogram summary."""
-    x = keras.layers.Dense(num_classes, activation="softmax", dtype="float32",
-                           name="probabilities")(x)
-    return HistogramSummary(name=HISTOGRAM_SUMMARY, dtype="float32")(x)
+from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier as _classifier
+from modules.summaries import HISTOGRAM_SUMMARY, HistogramSummary  # noqa: F401 (re-exported)
+from modules.photo_model import build_photo
 
 
 def build_cnn(input_shape: Sequence[int], num_classes: int) -> keras.Model:
@@ -91,15 +58,18 @@ def build_resnet(input_shape: Sequence[int], num_classes: int) -> keras.Model:
 
 
 MODELS: Dict[str, Callable[[Sequence[int], int], keras.Model]] = {
-    "cnn": build_cnn, "resnet": build_resnet}
+    "cnn": build_cnn, "resnet": build_resnet, "photo": build_photo}
 OPTIMIZERS = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD}
 
 
-def compile_model(model: keras.Model, optimizer: str, learning_rate: float,
-                  steps_per_execution: int) -> keras.Model:
-    """Compiles with sparse categorical cross-entropy and accuracy."""
+def compile_model(model: keras.Model, optimizer: str, learning_rate,
+                  steps_per_execution: int, label_smoothing: float = 0.0) -> keras.Model:
+    """Compiles with cross-entropy on one-hot labels (so it can smooth them) and accuracy.
+
+    `learning_rate` is a float or a LearningRateSchedule (modules/schedule.py).
+    """
     model.compile(optimizer=OPTIMIZERS[optimizer](learning_rate),
-                  loss=keras.losses.SparseCategoricalCrossentropy(),
-                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                  loss=keras.losses.CategoricalCrossentropy(label_smoothing=label_smoothing),
+                  metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
                   steps_per_execution=steps_per_execution)
     return model

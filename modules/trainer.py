@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import time
-from typing import List
+from typing import List, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -23,9 +23,12 @@ from components.image_example_gen.ingest import read_report
 from components.image_example_gen.labels import LABELS_FILE, read_labels as read_label_file
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
+from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules.model import MODELS, compile_model
+from modules.params import TrainerParams
 from modules.preprocessing import IMAGE_XF, LABEL_XF
 from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
+from modules.schedule import Schedule, learning_rate, training_schedule
 from modules.signatures import export
 from modules.strategy import select_strategy
 
@@ -39,26 +42,6 @@ def read_labels(file_pattern: str) -> List[str]:
     """
     examples_uri = os.path.dirname(os.path.dirname(file_pattern))
     return read_label_file(os.path.join(examples_uri, LABELS_FILE))
-
-
-def epoch_plan(train_steps: int, max_epochs: int = 10):
-    """(epochs, steps_per_epoch) whose product is exactly `train_steps`.
-
-    Keras reports and validates once per epoch; the most epochs that divide
-    the steps evenly (up to `max_epochs`) gives progress without ever training
-    fewer steps than asked.
-    """
-    if train_steps < 1:
-        raise ValueError(f"train_steps must be >= 1, got {train_steps}")
-    epochs = max(d for d in range(1, max_epochs + 1) if train_steps % d == 0)
-    return epochs, train_steps // epochs
-
-
-# A split whose decoded, normalized images fit in this many bytes is decoded
-# once and cached in memory: later epochs skip decoding and the transform
-# graph (about 5% of a CPU training step on 2 cores for mnist_1k). Larger
-# splits stream from disk every epoch, with bounded memory.
-CACHE_BUDGET_BYTES = 256 * 2**20
 
 
 # Destroying the training iterator when fit returns sometimes took 15-17 s
@@ -88,19 +71,20 @@ def split_size(file_pattern: str) -> int:
 
 
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
-                 global_batch: int, shuffle: bool, seed: int,
+                 global_batch: int, shuffle: bool, seed: int, num_classes: int,
                  augmentation: Augmentation = Augmentation(),
-                 examples: int = 0) -> tf.data.Dataset:
-    """(image, label) batches: raw examples mapped through the transform graph.
+                 examples: int = 0, cache: Optional[str] = None) -> tf.data.Dataset:
+    """(image, one-hot label) batches: raw examples mapped through the transform graph.
 
     Batches are complete (drop_final_batch) and their shapes static, as TPUs
     need; augmentation, if any, applies to these (training) batches only.
-    With `examples` known and small enough (CACHE_BUDGET_BYTES), the
-    transformed examples are cached after the first pass and reshuffled
-    every epoch.
+    `cache` ('' for memory, or a file path; see decode_cache.plan_caches)
+    keeps the decoded, transformed examples after the first pass, so later
+    epochs neither decode nor resize; they are reshuffled every epoch. None
+    streams from disk every epoch.
     """
     image_shape = list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
-    cached = 0 < examples * int(np.prod(image_shape)) * 4 <= CACHE_BUDGET_BYTES
+    cached = cache is not None and examples > 0
     raw = data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(batch_size=global_batch, shuffle=shuffle and not cached,
@@ -115,18 +99,30 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
 
     pairs = raw.map(to_pair, num_parallel_calls=_PARALLEL)
     if cached:
-        pairs = pairs.unbatch().cache()
+        pairs = pairs.unbatch().cache(cache)
         if shuffle:
-            pairs = pairs.shuffle(examples, seed=seed, reshuffle_each_iteration=True)
+            pairs = pairs.shuffle(shuffle_buffer(examples, image_shape, cache), seed=seed,
+                                  reshuffle_each_iteration=True)
         pairs = pairs.repeat().batch(global_batch, drop_remainder=True)
     shape = [global_batch, *image_shape]
 
     def finish(images, labels):
         images = tf.ensure_shape(images, shape)
-        return augment_batch(images, augmentation), tf.ensure_shape(labels, shape[:1])
+        labels = tf.one_hot(tf.ensure_shape(labels, shape[:1]), num_classes)
+        return augment_batch(images, augmentation), labels
 
     batches = pairs.map(finish, num_parallel_calls=_PARALLEL).prefetch(2)
     return batches.with_options(_OPTIONS)
+
+
+def _split_examples(file_pattern: str) -> int:
+    """The split's size from the ingest report, else counted (another ExampleGen's output)."""
+    known = split_size(file_pattern)
+    if known:
+        return known
+    files = tf.io.gfile.glob(file_pattern)
+    return int(tf.data.TFRecordDataset(files, compression_type="GZIP").reduce(
+        np.int64(0), lambda count, _: count + 1))
 
 
 def backup_dir(fn_args: FnArgs) -> str:
@@ -143,63 +139,88 @@ def backup_dir(fn_args: FnArgs) -> str:
     return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
-def _callbacks(fn_args: FnArgs, epochs: int, global_batch: int,
-               steps_per_epoch: int):
-    """Progress lines, throughput stats, resumable backups and TensorBoard logs."""
+def _callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
+               global_batch: int):
+    """Progress lines, throughput stats, early stopping, resumable backups, TensorBoard."""
     run_dir = fn_args.model_run_dir
-    return [EpochLines(epochs),
-            FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), global_batch,
-                          steps_per_epoch),
-            keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
-            keras.callbacks.TensorBoard(run_dir, update_freq=int(
-                fn_args.custom_config["tensorboard_update_freq"]))]
+    callbacks = [EpochLines(schedule.epochs),
+                 FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), global_batch,
+                               schedule.steps_per_epoch)]
+    if params.early_stopping_patience:
+        # tf_keras restores the best epoch's weights in on_train_end whether or
+        # not it stopped early (callbacks.py, EarlyStopping.on_train_end).
+        callbacks.append(keras.callbacks.EarlyStopping(
+            monitor="val_loss", patience=params.early_stopping_patience,
+            restore_best_weights=True))
+    return callbacks + [keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
+                        keras.callbacks.TensorBoard(
+                            run_dir, update_freq=params.tensorboard_update_freq)]
 
 
-def run_fn(fn_args: FnArgs) -> None:
-    """TFX Trainer entry point; hyperparameters arrive in `custom_config`.
-
-    See pipeline/config.py (`trainer_config`) for what each one means.
-    """
-    run_started = time.perf_counter()
-    config = fn_args.custom_config
-    keras.utils.set_random_seed(int(config["seed"]))
-    plan = select_strategy(config["tpu"], int(config["batch_size"]),
-                           mixed_precision=not config["full_precision"])
-    logging.info("training on %s: %d replica(s), global batch %d, %s", plan.kind,
-                 plan.replicas, plan.global_batch, plan.policy)
-    tft_output = tft.TFTransformOutput(fn_args.transform_output)
-    labels = read_labels(fn_args.train_files[0])
-    augmentation = Augmentation(int(config["augment_crop"]), bool(config["augment_flip"]),
-                                float(config["augment_color"]))
-    train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
-                         plan.global_batch, True, int(config["seed"]), augmentation,
-                         split_size(fn_args.train_files[0]))
-    evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
-                              plan.global_batch, False, int(config["seed"]),
-                              examples=split_size(fn_args.eval_files[0]))
-    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+def _build(params: TrainerParams, plan, image_shape, classes: int, schedule: Schedule):
+    """The compiled model, built under the strategy and precision policy of `plan`."""
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(plan.policy)
     try:
         with plan.strategy.scope():
-            model = compile_model(MODELS[config["model"]](image_shape, len(labels)),
-                                  config["optimizer"], float(config["learning_rate"]),
-                                  int(config["steps_per_execution"]))
+            return compile_model(MODELS[params.model](image_shape, classes), params.optimizer,
+                                 learning_rate(params, schedule), params.steps_per_execution,
+                                 params.label_smoothing)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
-    epochs, steps_per_epoch = epoch_plan(fn_args.train_steps)
-    callbacks = _callbacks(fn_args, epochs, plan.global_batch, steps_per_epoch)
-    started = time.perf_counter()
-    model.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch,
-              validation_data=evaluation, validation_steps=fn_args.eval_steps,
-              callbacks=callbacks, verbose=0)
-    ended = time.perf_counter()
+
+
+def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: int,
+              classes: int, cache_dir: str):
+    """(train, eval) datasets, their sizes, and where each split's decoded images are kept."""
+    sizes = {"train": _split_examples(fn_args.train_files[0]),
+             "eval": _split_examples(fn_args.eval_files[0])}
+    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+    caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir)
+    augmentation = Augmentation(params.augment_crop, params.augment_flip,
+                                params.augment_color, params.augment_scale)
+    train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
+                         global_batch, True, params.seed, classes, augmentation,
+                         sizes["train"], caches["train"])
+    evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
+                              global_batch, False, params.seed, classes,
+                              examples=sizes["eval"], cache=caches["eval"])
+    logging.info("decoded images kept: train %r, eval %r", caches["train"], caches["eval"])
+    return train, evaluation, sizes
+
+
+def run_fn(fn_args: FnArgs) -> None:
+    """TFX Trainer entry point; its settings arrive as TrainerParams in `custom_config`."""
+    run_started = time.perf_counter()
+    params = TrainerParams.from_custom_config(fn_args.custom_config)
+    keras.utils.set_random_seed(params.seed)
+    plan = select_strategy(params.tpu, params.batch_size,
+                           mixed_precision=not params.full_precision)
+    logging.info("training on %s: %d replica(s), global batch %d, %s", plan.kind,
+                 plan.replicas, plan.global_batch, plan.policy)
+    tft_output = tft.TFTransformOutput(fn_args.transform_output)
+    labels = read_labels(fn_args.train_files[0])
+    trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
+    with remove_caches(os.path.join(trainer_root, CACHE_DIR,
+                                    os.path.basename(fn_args.model_run_dir))) as cache_dir:
+        train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
+                                             len(labels), cache_dir)
+        schedule = training_schedule(params, sizes["train"], sizes["eval"], plan.global_batch)
+        image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+        model = _build(params, plan, image_shape, len(labels), schedule)
+        callbacks = _callbacks(fn_args, params, schedule, plan.global_batch)
+        started = time.perf_counter()
+        model.fit(train, epochs=schedule.epochs, steps_per_epoch=schedule.steps_per_epoch,
+                  validation_data=evaluation, validation_steps=schedule.validation_steps,
+                  callbacks=callbacks, verbose=0)
+        ended = time.perf_counter()
     throughput = next(c for c in callbacks if isinstance(c, FitThroughput))
     # Time fit spends outside on_train_begin..on_train_end, before and after.
     add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
                   fit_call_s=ended - started,
                   before_train_s=throughput.train_begin_at - started,
-                  after_train_s=ended - throughput.train_end_at)
+                  after_train_s=ended - throughput.train_end_at,
+                  epochs_run=len(model.history.epoch), epochs_planned=schedule.epochs)
     started = time.perf_counter()
     export(model, tft_output, labels, fn_args.serving_model_dir)
     add_fit_stats(fn_args.model_run_dir, export_s=time.perf_counter() - started)

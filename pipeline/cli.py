@@ -1,6 +1,7 @@
 """The `imagepipe` command line.
 
     imagepipe run                       # the bundled MNIST digits, ~1-2 min on 2 cores
+    imagepipe plan --data DIR           # what a run would choose, and why
     imagepipe run --data DIR --output OUT
     imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
 
@@ -43,7 +44,9 @@ def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:
         help_text = flag_help(field)
         kind = _flag_type(field)
         if kind is bool:
-            parser.add_argument(flag, action="store_true", default=None, help=help_text)
+            # A planned switch (default None) can be turned off as well as on.
+            action = argparse.BooleanOptionalAction if field.default is None else "store_true"
+            parser.add_argument(flag, action=action, default=None, help=help_text)
         else:
             parser.add_argument(flag, type=kind, default=None, help=help_text,
                                 choices=field.metadata.get("choices"), metavar=field.name.upper())
@@ -91,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("action", choices=["show"], help="show: print the effective config")
     add_config_file_flag(show)
     add_config_flags(show)
+    plan = commands.add_parser(
+        "plan", help="print the training plan for --data; trains nothing",
+        description="Resolve every setting left unset from the data and this machine "
+                    "(image size, channels, model, batch, epochs, learning-rate schedule, "
+                    "augmentation, blessing threshold), say why each was chosen, and check "
+                    "the training fits in memory. Flags given win over the plan. Example: "
+                    "imagepipe plan --data ~/photos")
+    add_config_file_flag(plan)
+    add_config_flags(plan)
     _add_compile_parser(commands)
     runs = commands.add_parser(
         "runs", help="list the runs recorded in --output",
@@ -205,6 +217,18 @@ def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
                          "decoded (see above)")
 
 
+def _command_plan(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.memory_check import memory_line
+    from pipeline.plan import plan_lines
+    from pipeline.resolve import resolve_plan  # TensorFlow: hardware, model size
+    plan, memory = resolve_plan(config)
+    facts = plan.facts
+    counts = (f"train {facts.train_examples:,}, eval {facts.eval_examples:,}"
+              if facts.train_examples is not None else "split sizes known after ingestion")
+    print(f"data      {config.data}: {facts.classes or '?'} classes, {counts}")
+    print("\n".join([*plan_lines(plan), memory_line(memory)]))
+
+
 def _command_config(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.config_file import to_yaml
     print(to_yaml(config), end="")
@@ -240,7 +264,7 @@ def _command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 COMMANDS = {"run": _command_run, "ingest": _command_ingest, "compile": _command_compile,
             "report": _command_report, "runs": _command_runs, "config": _command_config,
-            "predict": _command_predict}
+            "predict": _command_predict, "plan": _command_plan}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

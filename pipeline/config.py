@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, IngestOptions
+from modules.params import MODELS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
@@ -56,27 +57,48 @@ class PipelineConfig:
                                 "output share the cache and the baseline model.")
     model_name: str = _field("imagepipe", "Name of the pushed model: "
                              "<output>/serving/<model-name>/<version>/.")
-    image_size: Optional[int] = _field(None, "Side in pixels the images are resized to; "
-                                       "default: the most common size in the data. Example: --image-size 64")
+    image_size: Optional[int] = _field(None, "Side in pixels the images are resized to. "
+                                       "Default: planned from the data, the model and the "
+                                       "hardware (see `imagepipe plan`). Example: --image-size 64")
     channels: Optional[int] = _field(None, "1 (grayscale) or 3 (RGB); default: what most "
                                      "images have.", choices=(1, 3))
     eval_percent: int = _field(20, "Share of images, in percent, hashed into the eval split.")
-    batch_size: int = _field(64, "Training batch per replica; the global batch is this times "
-                             "the replicas (GPUs or TPU cores). On TPU, a multiple of 8.")
-    train_steps: int = _field(400, "Training steps. 400 steps of 64 is ~32 epochs of mnist_1k.")
-    eval_steps: int = _field(4, "Validation steps run by the Trainer after training "
-                             "(the Evaluator always scores the whole eval split).")
-    model: str = _field("cnn", "Model: cnn (the Cloud TPU MNIST example's CNN) or resnet "
-                        "(a small ResNet, for RGB data).", choices=("cnn", "resnet"))
+    model: Optional[str] = _field(None, "Model: cnn (the Cloud TPU MNIST example's CNN, for "
+                                  "small grayscale images), photo (an inverted-residual "
+                                  "network for photos) or resnet (a small ResNet). Default: "
+                                  "planned from the data.", choices=MODELS)
+    batch_size: Optional[int] = _field(None, "Training batch per replica; the global batch is "
+                                       "this times the replicas (GPUs or TPU cores). On TPU, "
+                                       "a multiple of 8. Default: planned (64).")
+    epochs: Optional[int] = _field(None, "Passes over the train split. Default: planned from "
+                                   "its size (early stopping may end sooner).")
+    train_steps: Optional[int] = _field(None, "Exact number of training steps; overrides "
+                                        "--epochs. Default: none (train in epochs).")
+    eval_steps: Optional[int] = _field(None, "Validation batches after each epoch. Default: "
+                                       "the whole eval split (the Evaluator always scores "
+                                       "all of it).")
     optimizer: str = _field("adam", "Optimizer: adam, or sgd as in the TPU example (use "
                             "--learning-rate 0.05 with it).", choices=("adam", "sgd"))
-    learning_rate: float = _field(1e-3, "Optimizer learning rate.")
-    augment_crop: int = _field(2, "Training augmentation: pad images by this many pixels and "
-                               "crop back at a random offset; 0 turns it off.")
-    augment_flip: bool = _field(False, "Training augmentation: random horizontal flips "
-                                "(leave off for digits and text).")
-    augment_color: float = _field(0.0, "Training augmentation: random brightness and contrast "
-                                  "change of up to this fraction; 0 turns it off. Example: --augment-color 0.2")
+    learning_rate: Optional[float] = _field(None, "Peak learning rate (after warmup, then "
+                                            "cosine decay). Default: planned per model.")
+    early_stopping_patience: Optional[int] = _field(
+        None, "Stop when the validation loss has not improved for this many epochs, and "
+        "keep the best epoch's weights; 0 turns it off. Default: planned.")
+    label_smoothing: Optional[float] = _field(None, "Label smoothing of the training loss, "
+                                              "in [0, 1). Default: planned per model.")
+    augment_crop: Optional[int] = _field(None, "Training augmentation: pad images by this many "
+                                         "pixels and crop back at a random offset; 0 turns it "
+                                         "off. Default: planned (2 for the cnn).")
+    augment_scale: Optional[float] = _field(None, "Training augmentation: random resized crop "
+                                            "keeping at least this share of the image area; 0 "
+                                            "turns it off. Default: planned (photos).")
+    augment_flip: Optional[bool] = _field(None, "Training augmentation: random horizontal "
+                                          "flips (--no-augment-flip for digits and text). "
+                                          "Default: planned (photos).")
+    augment_color: Optional[float] = _field(None, "Training augmentation: random brightness "
+                                            "and contrast change of up to this fraction; 0 "
+                                            "turns it off. Default: planned (photos). "
+                                            "Example: --augment-color 0.2")
     steps_per_execution: int = _field(1, "Training steps per call into the compiled "
                                       "function; higher amortizes TPU round trips. Example: --steps-per-execution 50")
     tensorboard_update_freq: int = _field(100, "Write TensorBoard scalars and the custom "
@@ -86,8 +108,9 @@ class PipelineConfig:
     full_precision: bool = _field(False, "Train in float32 on GPU/TPU too (default: "
                                   "mixed_float16 on GPU, mixed_bfloat16 on TPU).")
     seed: int = _field(0, "Random seed for weights, shuffling, dropout and augmentation.")
-    accuracy_threshold: float = _field(0.9, "Bless the model only if its eval accuracy is at "
-                                       "least this. Example: --accuracy-threshold 0.95")
+    accuracy_threshold: Optional[float] = _field(
+        None, "Bless the model only if its eval accuracy is at least this. Default: "
+        "planned per model. Example: --accuracy-threshold 0.95")
     baseline_tolerance: float = _field(0.01, "Bless only if accuracy >= the last blessed "
                                        "model's minus this (absolute).")
     quantize: str = _field("int8", "TFLite conversion of the blessed model: none, dynamic "
@@ -105,19 +128,29 @@ class PipelineConfig:
 
     def __post_init__(self):
         """Fail at construction, naming the flag, rather than three components later."""
+        unset = lambda name: getattr(self, name) is None  # noqa: E731  (planned later)
         checks = [
-            ("batch_size", self.batch_size >= 1, "must be >= 1"),
-            ("train_steps", self.train_steps >= 1, "must be >= 1"),
-            ("eval_steps", self.eval_steps >= 1, "must be >= 1"),
+            ("batch_size", unset("batch_size") or self.batch_size >= 1, "must be >= 1"),
+            ("epochs", unset("epochs") or self.epochs >= 1, "must be >= 1"),
+            ("train_steps", unset("train_steps") or self.train_steps >= 1, "must be >= 1"),
+            ("eval_steps", unset("eval_steps") or self.eval_steps >= 1, "must be >= 1"),
             ("eval_percent", 0 < self.eval_percent < 100, "must be in 1..99"),
             ("max_pixels", self.max_pixels >= 1, "must be >= 1"),
-            ("image_size", self.image_size is None or self.image_size >= 4, "must be >= 4"),
-            ("learning_rate", self.learning_rate > 0, "must be > 0"),
-            ("augment_crop", self.augment_crop >= 0, "must be >= 0"),
-            ("augment_color", 0 <= self.augment_color < 1, "must be in [0, 1)"),
+            ("image_size", unset("image_size") or self.image_size >= 4, "must be >= 4"),
+            ("learning_rate", unset("learning_rate") or self.learning_rate > 0, "must be > 0"),
+            ("early_stopping_patience", unset("early_stopping_patience")
+             or self.early_stopping_patience >= 0, "must be >= 0"),
+            ("label_smoothing", unset("label_smoothing") or 0 <= self.label_smoothing < 1,
+             "must be in [0, 1)"),
+            ("augment_crop", unset("augment_crop") or self.augment_crop >= 0, "must be >= 0"),
+            ("augment_scale", unset("augment_scale") or 0 <= self.augment_scale <= 1,
+             "must be in [0, 1]"),
+            ("augment_color", unset("augment_color") or 0 <= self.augment_color < 1,
+             "must be in [0, 1)"),
             ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
             ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
-            ("accuracy_threshold", 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
+            ("accuracy_threshold", unset("accuracy_threshold")
+             or 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),
             ("baseline_tolerance", self.baseline_tolerance >= 0, "must be >= 0"),
             ("tflite_tolerance", 0 <= self.tflite_tolerance <= 1, "must be in [0, 1]"),
             # Both become path components (serving/<model-name>/, the pipeline root's
@@ -166,16 +199,15 @@ class PipelineConfig:
                              max_pixels=self.max_pixels, image_key=self.image_key,
                              label_key=self.label_key, eval_percent=self.eval_percent)
 
-    def trainer_config(self) -> dict:
-        """The Trainer's custom_config: every training hyperparameter but the step counts."""
-        names = ("batch_size", "model", "optimizer", "learning_rate", "augment_crop",
-                 "augment_flip", "augment_color", "steps_per_execution",
-                 "tensorboard_update_freq", "tpu", "full_precision", "seed")
-        return {name: getattr(self, name) for name in names}
-
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+# The fields a training plan fills when the user leaves them unset (pipeline/plan.py).
+PLANNED = ("image_size", "channels", "model", "batch_size", "epochs", "learning_rate",
+           "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
+           "augment_flip", "augment_color", "accuracy_threshold")
 
 
 # Examples for the flags whose help above does not already end with one.
@@ -184,9 +216,12 @@ EXAMPLES = {
     "model_name": "--model-name flowers", "channels": "--channels 3",
     "eval_percent": "--eval-percent 10", "batch_size": "--batch-size 128",
     "train_steps": "--train-steps 2000", "eval_steps": "--eval-steps 10",
-    "model": "--model resnet", "optimizer": "--optimizer sgd --learning-rate 0.05",
+    "model": "--model photo", "epochs": "--epochs 20",
+    "early_stopping_patience": "--early-stopping-patience 0",
+    "label_smoothing": "--label-smoothing 0.1", "augment_scale": "--augment-scale 0.25",
+    "optimizer": "--optimizer sgd --learning-rate 0.05",
     "learning_rate": "--learning-rate 0.0005", "augment_crop": "--augment-crop 4",
-    "augment_flip": "--augment-flip", "tensorboard_update_freq": "--tensorboard-update-freq 10",
+    "augment_flip": "--no-augment-flip", "tensorboard_update_freq": "--tensorboard-update-freq 10",
     "tpu": "--tpu local", "full_precision": "--full-precision", "seed": "--seed 7",
     "baseline_tolerance": "--baseline-tolerance 0.005", "quantize": "--quantize float16",
     "tflite_tolerance": "--tflite-tolerance 0.02", "verbose": "--verbose",
@@ -198,9 +233,62 @@ def flag_help(field: dataclasses.Field) -> str:
     text = field.metadata["help"]
     if "Example:" not in text:
         text += f" Example: {EXAMPLES[field.name]}"
-    return f"{text} (default: {field.default})"
+    default = "planned" if field.default is None and field.name in PLANNED else field.default
+    return f"{text} (default: {default})"
 
 
 def config_fields():
     """The dataclass fields, in declaration order, for building CLI flags."""
     return dataclasses.fields(PipelineConfig)
+
+
+# --- The training plan's rules (pipeline/plan.py applies them) ---------------
+# Small grayscale images at most this side get the cnn, and it never trains
+# larger: its Flatten->Dense layer grows with the square of the side.
+CNN_MAX_SIDE = 64
+# The photo model's largest side per hardware: a CPU epoch costs about the
+# square of the side (docs/training.md has the measured trade-off).
+PHOTO_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 192, "tpu": 224}
+EXAMPLES_BUDGET_TEXT = "600,000"  # modules/params.EXAMPLES_BUDGET, for the plan's words
+EPOCH_RANGE_TEXT = "3-40"  # modules/params.MIN_EPOCHS, MAX_EPOCHS
+WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
+# Decoded splits up to this size (and this share of the memory limit) stay
+# in memory after the first epoch; larger ones are cached in a file.
+DECODE_CACHE_BYTES = 1 << 30
+DECODE_CACHE_SHARE = 8
+
+_THRESHOLD_CNN = "the cnn reaches 0.97 on mnist_1k (docs/training.md)"
+_THRESHOLD_PHOTO = ("the photo model trained from scratch on a few thousand photos reaches "
+                    "about 0.8 (flowers_photos, docs/training.md); below 0.7 it failed")
+# Per model: (value, why) for each planned training setting.
+PLAN_DEFAULTS = {
+    "cnn": {
+        "batch_size": (64, "64 per replica (a multiple of 8, as TPUs need)"),
+        "learning_rate": (1e-3, "Adam's usual 1e-3 for the cnn"),
+        "early_stopping_patience": (5, "stop after 5 epochs without a better val_loss"),
+        "label_smoothing": (0.0, "none for the cnn"),
+        "augment_crop": (2, "digits and scans: pad by 2 px and crop back"),
+        "augment_scale": (0.0, "no resized crops for digits"),
+        "augment_flip": (False, "no flips: digits and text are not mirror-symmetric"),
+        "augment_color": (0.0, "no colour change for grayscale digits"),
+        "accuracy_threshold": (0.9, _THRESHOLD_CNN),
+    },
+    "photo": {
+        "batch_size": (64, "64 per replica (a multiple of 8, as TPUs need)"),
+        "learning_rate": (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)"),
+        "early_stopping_patience": (8, "stop after 8 epochs without a better val_loss"),
+        "label_smoothing": (0.1, "0.1: photos' labels are noisy"),
+        "augment_crop": (0, "resized crops instead"),
+        "augment_scale": (0.25, "photos: random resized crops keeping >= 25% of the area"),
+        "augment_flip": (True, "photos are mirror-symmetric"),
+        "augment_color": (0.2, "photos: brightness/contrast up to 20%"),
+        "accuracy_threshold": (0.7, _THRESHOLD_PHOTO),
+    },
+}
+PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
+# Training must fit in this share of the memory limit; the rest is headroom
+# for TensorFlow's allocator and other processes.
+MEMORY_SHARE = 0.8
+# What a Trainer process holds besides the model: TensorFlow, TFX, Beam and
+# the input pipeline's buffers (a default run peaks at about 1.3 GB).
+TRAINER_BASE_BYTES = 1_500_000_000

@@ -1,10 +1,11 @@
-"""Pick the default image size and channels from the data, before the DAG is built.
+"""Read image sizes and channels from a sample of the data, before the DAG is built.
 
 The model's input shape must be static (TPUs, TFLite and the exported
 signatures need it), so it is fixed at pipeline construction. Arrays declare
 their shape; for image files PIL reads only headers here, not pixels.
 """
 import collections
+import dataclasses
 import io
 import os
 import random
@@ -18,14 +19,26 @@ from components.image_example_gen.options import IngestOptions
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
 
 
-def _array_shape(listing: Listing) -> Tuple[int, int]:
+@dataclasses.dataclass(frozen=True)
+class ImageSample:
+    """What a sample of the images looks like: long sides in pixels, and channels."""
+
+    side: int  # the most common long side
+    side_median: int
+    side_max: int
+    channels: int  # what most images have: 1 or 3
+    sampled: int
+
+
+def _array_sample(listing: Listing) -> ImageSample:
     """Arrays declare their shape: HxW is grayscale, HxWxC has C channels."""
     shape = listing.files[0].image_shape
     channels = 1 if len(shape) == 2 or shape[-1] == 1 else 3
-    return max(shape[0], shape[1]), channels
+    side = max(shape[0], shape[1])
+    return ImageSample(side, side, side, channels, sum(f.stop - f.start for f in listing.files))
 
 
-def _most_common(openers: Iterable[Callable[[], Image.Image]], root: str) -> Tuple[int, int]:
+def _summarize(openers: Iterable[Callable[[], Image.Image]], root: str) -> ImageSample:
     sides, channels, tried = collections.Counter(), collections.Counter(), 0
     for open_image in openers:
         tried += 1
@@ -38,12 +51,14 @@ def _most_common(openers: Iterable[Callable[[], Image.Image]], root: str) -> Tup
     if not sides:
         raise DatasetError(f"--data {root}: none of {tried} sampled images could be "
                            "opened; is this an image dataset?")
-    return sides.most_common(1)[0][0], channels.most_common(1)[0][0]
+    ordered = sorted(sides.elements())
+    return ImageSample(sides.most_common(1)[0][0], ordered[len(ordered) // 2], ordered[-1],
+                       channels.most_common(1)[0][0], len(ordered))
 
 
-def probe_shape(root: str, listing: Listing, options: IngestOptions = IngestOptions(),
-                sample: int = 200, seed: int = 0) -> Tuple[int, int]:
-    """(image_size, channels): the most common side and channel count in a sample.
+def probe_images(root: str, listing: Listing, options: IngestOptions = IngestOptions(),
+                 sample: int = 200, seed: int = 0) -> ImageSample:
+    """Side and channel statistics of a sample of the images (headers only).
 
     The side is the larger of height and width, so non-square images are
     resized down rather than up on their long side. Unreadable files are
@@ -53,13 +68,20 @@ def probe_shape(root: str, listing: Listing, options: IngestOptions = IngestOpti
       DatasetError: no sampled image could be opened.
     """
     if listing.format in ("idx", "npz"):
-        return _array_shape(listing)
+        return _array_sample(listing)
     if listing.format == "tfrecord":
         from components.image_example_gen.tfrecords import sample_images  # imports TF
         blobs = sample_images(root, listing, options, sample)
-        return _most_common([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
+        return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
     files = listing.files
     if len(files) > sample:
         files = random.Random(seed).sample(files, sample)
-    return _most_common([lambda f=f: Image.open(os.path.join(root, f.relpath)) for f in files],
-                        root)
+    return _summarize([lambda f=f: Image.open(os.path.join(root, f.relpath)) for f in files],
+                      root)
+
+
+def probe_shape(root: str, listing: Listing, options: IngestOptions = IngestOptions(),
+                sample: int = 200, seed: int = 0) -> Tuple[int, int]:
+    """(most common long side, channels) of a sample; see probe_images."""
+    found = probe_images(root, listing, options, sample, seed)
+    return found.side, found.channels

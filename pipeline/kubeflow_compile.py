@@ -43,19 +43,28 @@ def dataflow_args(project: str, region: str, temp_location: str, image: str) -> 
             "--experiments=use_runner_v2"]
 
 
-def _shape(config: PipelineConfig):
-    """(image_size, channels): given, or probed when the data is on this machine."""
-    if config.image_size and config.channels:
-        return config.image_size, config.channels
+def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
+    """The training plan for the cluster's hardware, from local data or the shape flags.
+
+    Memory is not checked here: the Trainer's node is not this machine.
+    """
+    from pipeline import config as defaults
+    from pipeline.plan import DataFacts, make_plan
+    hardware = accelerator.kind if accelerator else "cpu"
+    budget = defaults.DECODE_CACHE_BYTES * defaults.DECODE_CACHE_SHARE
     if "://" in config.data or not os.path.exists(config.data):
-        raise UsageError(f"--data {config.data} is not on this machine, so its image size "
-                         "cannot be read at compile time (compiling reads no cloud storage): "
-                         "give --image-size and --channels")
+        if not (config.image_size and config.channels):
+            raise UsageError(f"--data {config.data} is not on this machine, so its image size "
+                             "cannot be read at compile time (compiling reads no cloud "
+                             "storage): give --image-size and --channels")
+        side = config.image_size
+        facts = DataFacts(None, None, None, side, side, side, config.channels)
+        return make_plan(config, facts, hardware, budget)
     from components.image_example_gen.formats import list_dataset
-    from pipeline.data_probe import probe_shape
+    from pipeline.data_facts import data_facts
     options = config.ingest_options()
-    size, channels = probe_shape(config.data, list_dataset(config.data, options), options)
-    return config.image_size or size, config.channels or channels
+    facts = data_facts(config.data, list_dataset(config.data, options), options)
+    return make_plan(config, facts, hardware, budget)
 
 
 def _resources(accelerator: Accelerator, target: str):
@@ -88,11 +97,11 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
             raise UsageError("--accelerator tpu:... is for --target kubeflow (GKE TPU node "
                              "pools); Vertex pipeline steps take GPUs here")
         config = config.replace(tpu="local")  # the TPU VM the Trainer's pod lands on
-    size, channels = _shape(config)
+    plan = _plan(config, accelerator)
     from tfx import v1 as tfx  # heavy: after the checks above
 
     from pipeline.pipeline import create_pipeline
-    pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args,
+    pipeline = create_pipeline(plan, config.beam_pipeline_args,
                                baseline_kind="pushed" if target == "kubeflow" else "vertex",
                                setup_file=CONTAINER_SETUP_FILE)
     if accelerator:

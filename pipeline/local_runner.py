@@ -1,36 +1,19 @@
 """Run the pipeline on this machine with TFX's LocalDagRunner, then summarize it."""
+import dataclasses
 import sys
 import time
 import traceback
 
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
-from components.image_example_gen.folder_tree import DatasetError
-from components.image_example_gen.formats import list_dataset
 from pipeline import summary
 from pipeline.config import PipelineConfig
-from pipeline.data_probe import probe_shape
 from pipeline.errors import PipelineFailed
+from pipeline.memory_check import memory_line
 from pipeline.pipeline import create_pipeline
+from pipeline.plan import plan_lines
 from pipeline.progress import component_lines
-
-
-
-# Beyond this, per-class evaluation slices and the report stop being useful,
-# and the softmax layer dominates the model; refused rather than half-working.
-MAX_CLASSES = 10_000
-
-
-def check_classes(data: str, classes) -> None:
-    """A classifier needs 2..MAX_CLASSES classes (TFRecords: known only after ingestion)."""
-    if classes is None:
-        return
-    if len(classes) < 2:
-        raise DatasetError(f"--data {data}: only one class ({classes[0]!r}); a classifier "
-                           "needs at least two class folders")
-    if len(classes) > MAX_CLASSES:
-        raise DatasetError(f"--data {data}: {len(classes):,} classes; imagepipe supports up "
-                           f"to {MAX_CLASSES:,}")
+from pipeline.resolve import resolve_plan
 
 
 def run(config: PipelineConfig) -> dict:
@@ -39,14 +22,14 @@ def run(config: PipelineConfig) -> dict:
     Raises:
       DatasetError: the data is missing or holds no images (checked before
         anything runs).
+      UsageError: the planned training cannot fit in memory (checked before
+        anything runs).
       PipelineFailed: a component failed; names it.
     """
-    options = config.ingest_options()
-    listing = list_dataset(config.data, options)
-    check_classes(config.data, listing.classes)
-    size, channels = probe_shape(config.data, listing, options)
-    size, channels = config.image_size or size, config.channels or channels
-    tfx_pipeline = create_pipeline(config, size, channels, config.beam_pipeline_args)
+    plan, memory = resolve_plan(config)
+    print("\n".join([*plan_lines(plan), memory_line(memory)]), flush=True)
+    config = plan.config
+    tfx_pipeline = create_pipeline(plan, config.beam_pipeline_args)
     start = time.time()
     try:
         with component_lines(lambda node: summary.was_cached(config, node)):
@@ -54,6 +37,7 @@ def run(config: PipelineConfig) -> dict:
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(summary.failed_component(config), e) from e
     result = summary.build_summary(config, total_seconds=time.time() - start)
+    result["plan"] = {**plan.to_json(), "memory": dataclasses.asdict(memory)}
     summary.write_summary(config, result)
     print(summary.format_summary(result))
     _report(config)

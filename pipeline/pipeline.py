@@ -30,6 +30,7 @@ from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
 from pipeline.beam_deps import with_setup_file
 from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.plan import Plan
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
 COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
@@ -50,6 +51,8 @@ LOCAL_SETUP_FILE = str(REPO_ROOT / "setup.py")
 
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """Accuracy must reach the threshold, and not fall below the baseline's minus tolerance.
+
+    `config` is a planned one (pipeline/plan.py), so its threshold is resolved.
 
     The thresholds bind the overall slice only. Per-class slices are computed
     for reporting; thresholding them too would let one hard class veto a
@@ -98,9 +101,9 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
     return node.with_id(BASELINE_ID)
 
 
-def create_components(config: PipelineConfig, image_size: int, channels: int,
-                      baseline_kind: str = "mlmd") -> List:
-    """The components in execution order; image size and channels are resolved already."""
+def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
+    """The components in execution order, from a resolved plan (pipeline/plan.py)."""
+    config = plan.config
     example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
     # Sketch-based top-k/uniques: TFDV's exact ones count every distinct value
     # of every bytes feature through a group-by, and each encoded image is a
@@ -120,15 +123,17 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
         # statistics would cost a second pass over every image.
         disable_statistics=True,
         splits_config=transform_pb2.SplitsConfig(analyze=["train"]),
-        custom_config={"image_size": image_size, "channels": channels})
+        custom_config={"image_size": config.image_size, "channels": config.channels})
     trainer = Trainer(
         run_fn=RUN_FN,
         examples=example_gen.outputs["examples"],
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
-        train_args=trainer_pb2.TrainArgs(num_steps=config.train_steps),
-        eval_args=trainer_pb2.EvalArgs(num_steps=config.eval_steps),
-        custom_config=config.trainer_config())
+        # Steps and epochs travel in TrainerParams: the Trainer sizes epochs on
+        # the train split it actually gets.
+        train_args=trainer_pb2.TrainArgs(splits=["train"]),
+        eval_args=trainer_pb2.EvalArgs(splits=["eval"]),
+        custom_config=plan.trainer_params().to_custom_config())
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
@@ -145,8 +150,7 @@ def create_components(config: PipelineConfig, image_size: int, channels: int,
             baseline, evaluator, pusher]
 
 
-def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
-                    beam_pipeline_args: List[str],
+def create_pipeline(plan: Plan, beam_pipeline_args: List[str],
                     baseline_kind: str = "mlmd",
                     setup_file: str = LOCAL_SETUP_FILE) -> Pipeline:
     """A TFX pipeline with caching on, its artifacts under `config.pipeline_root`.
@@ -155,12 +159,13 @@ def create_pipeline(config: PipelineConfig, image_size: int, channels: int,
     orchestrator brings its own. `setup_file` is imagepipe's setup.py where
     the components run (see pipeline/beam_deps.py).
     """
+    config = plan.config
     connection = (metadata.sqlite_metadata_connection_config(
         config.metadata_path) if baseline_kind == "mlmd" else None)
     return Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.pipeline_root,
-        components=create_components(config, image_size, channels, baseline_kind),
+        components=create_components(plan, baseline_kind),
         enable_cache=True,
         metadata_connection_config=connection,
         beam_pipeline_args=with_setup_file(beam_pipeline_args, setup_file))

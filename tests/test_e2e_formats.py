@@ -71,7 +71,8 @@ def test_run_works_on_the_format(tmp_path, make, fmt, flags):
     assert summary["data"]["classes"] == ["0", "1", "2", "3"]
     if splits:
         assert summary["data"]["splits"] == splits
-    assert summary["data"]["shapes"] == {"16x16x1": sum(summary["data"]["splits"].values())}
+    assert summary["data"]["shapes"]["most_common"] == {
+        "16x16x1": sum(summary["data"]["splits"].values())}
     evaluation, pushed = summary["eval"], summary["pushed"]
     if "1e-7" in flags:
         assert evaluation["accuracy"] < 1.0 and evaluation["blessed"] is False

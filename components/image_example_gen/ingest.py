@@ -115,6 +115,37 @@ def _classes_from_facts(facts) -> List[str]:
     return [names.get(i, str(i)) for i in range(max(names) + 1)] if names else []
 
 
+TOP_SHAPES = 5
+
+
+def _spread(counts: collections.Counter) -> dict:
+    """min / median / max of a counted integer quantity."""
+    ordered = sorted(counts)
+    total, seen = sum(counts.values()), 0
+    for value in ordered:
+        seen += counts[value]
+        if 2 * seen >= total:
+            return {"min": ordered[0], "median": value, "max": ordered[-1]}
+    return {}
+
+
+def summarize_shapes(shapes: collections.Counter) -> dict:
+    """Counts of "HxWxC" shapes, summarized: a photo set has nearly one shape per image.
+
+    The most common few, how many distinct, and the spread of each side.
+    """
+    sides = [collections.Counter(), collections.Counter()]
+    channels = collections.Counter()
+    for shape, count in shapes.items():
+        height, width, depth = (int(v) for v in shape.split("x"))
+        sides[0][height] += count
+        sides[1][width] += count
+        channels[str(depth)] += count
+    return {"most_common": dict(shapes.most_common(TOP_SHAPES)), "distinct": len(shapes),
+            "height": _spread(sides[0]), "width": _spread(sides[1]),
+            "channels": dict(channels.most_common())}
+
+
 def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, str], int]],
                  skipped: Iterable[dict]) -> dict:
     """The ingest report, from counts of (split, label, text, HxWxC) over written examples."""
@@ -130,7 +161,7 @@ def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, st
         "splits": {s: sum(per_class[s].values()) for s in SPLITS},
         "classes": classes,
         "per_class": per_class,
-        "shapes": dict(shapes.most_common()),
+        "shapes": summarize_shapes(shapes),
         "skipped": sorted([*listing.skipped, *skipped], key=lambda r: r["path"]),
         "ignored": listing.ignored,
         "empty_classes": listing.empty_classes,

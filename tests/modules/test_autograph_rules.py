@@ -36,5 +36,5 @@ def test_a_keras_training_step_traces_with_few_conversions(monkeypatch):
     monkeypatch.setattr(api, "_convert_actual",
                         lambda entity, ctx: converted.append(entity) or original(entity, ctx))
     cnn = model.compile_model(model.build_cnn((8, 8, 1), 3), "adam", 1e-3, 1)
-    cnn.fit(np.zeros((4, 8, 8, 1)), np.array([0, 1, 2, 0]), epochs=1, verbose=0)
+    cnn.fit(np.zeros((4, 8, 8, 1)), np.eye(3)[[0, 1, 2, 0]], epochs=1, verbose=0)
     assert len(converted) < 100

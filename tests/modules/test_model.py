@@ -39,7 +39,7 @@ def test_summary_layers_pass_data_through_unchanged():
 def test_models_fit_a_separable_toy_problem(build, shape):
     x, y = _toy(shape)
     model = compile_model(build(shape, 2), "adam", 1e-3, steps_per_execution=1)
-    history = model.fit(x, y, epochs=15, batch_size=16, verbose=0)
+    history = model.fit(x, np.eye(2)[y], epochs=15, batch_size=16, verbose=0)
     assert history.history["accuracy"][-1] > 0.9
 
 
@@ -64,7 +64,7 @@ def _tags(log_dir):
 def test_event_files_hold_both_custom_summaries(tmp_path):
     x, y = _toy((8, 8, 1))
     model = compile_model(build_cnn((8, 8, 1), 2), "sgd", 0.05, steps_per_execution=1)
-    model.fit(x, y, epochs=1, batch_size=16, verbose=0,
+    model.fit(x, np.eye(2)[y], epochs=1, batch_size=16, verbose=0,
               callbacks=[keras.callbacks.TensorBoard(str(tmp_path), update_freq=1)])
     tags = _tags(tmp_path / "train")
     assert any(t.endswith(IMAGE_SUMMARY) for t in tags), tags

@@ -68,3 +68,23 @@ def test_grayscale_stays_exact_at_one_channel(make_image, tmp_path):
     decoded = decode_images(tf.constant([gray]), 6, 1).numpy()[0, ..., 0]
     np.testing.assert_allclose(decoded, np.asarray(Image.open(tmp_path / "g.png")) / 255.0,
                                atol=1e-6)
+
+
+def test_large_jpegs_decode_at_a_reduced_scale_close_to_a_full_decode(make_image, tmp_path):
+    # 800x600 to 64 px: decoded at 1/8 (100x75), then resized; a full decode agrees.
+    coarse = np.random.default_rng(0).integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    Image.fromarray(coarse).resize((800, 600), Image.BILINEAR).save(tmp_path / "big.jpg")
+    data = (tmp_path / "big.jpg").read_bytes()
+    scaled = decode_images(tf.constant([data]), 64, 3).numpy()[0]
+    in_data = next(iter(tf.data.Dataset.from_tensors(tf.constant([data])).map(
+        lambda x: decode_images(x, 64, 3)))).numpy()[0]
+    np.testing.assert_allclose(scaled, in_data, atol=1e-6)
+    full = tf.image.resize(tf.io.decode_jpeg(data), [64, 64], antialias=True).numpy() / 255.0
+    assert np.abs(scaled - full).mean() < 0.02
+    assert not np.allclose(scaled, full, atol=1e-4)  # it did take the reduced decode
+    # A JPEG barely larger than the target is decoded at full scale: identical.
+    small = make_image(tmp_path / "small.jpg", size=(70, 70), fmt="JPEG").read_bytes()
+    np.testing.assert_allclose(
+        decode_images(tf.constant([small]), 64, 3).numpy()[0],
+        tf.image.resize(tf.io.decode_jpeg(small), [64, 64], antialias=True).numpy() / 255.0,
+        atol=1e-6)

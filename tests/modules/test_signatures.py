@@ -32,7 +32,8 @@ def test_training_and_serving_image_give_the_same_tensor(transformed, tmp_path):
     identity = keras.Sequential([keras.Input(shape), keras.layers.Flatten()])
     signatures = _export(identity, transformed, tmp_path)
     batch = next(iter(make_dataset(transformed.files["eval"], transformed.data_accessor,
-                                   transformed.tft_output, 1, shuffle=False, seed=0)))
+                                   transformed.tft_output, 1, shuffle=False, seed=0,
+                                   num_classes=len(LABELS))))
     image, _ = batch
     # The record's filename says which source image it is.
     raw = next(iter(tf.data.TFRecordDataset(tf.io.gfile.glob(transformed.files["eval"]),

@@ -88,7 +88,7 @@ def test_model_trains_mirrored_over_two_logical_cpus():
     x = rng.normal(size=(128, 8, 8, 1)).astype("float32")
     y = (x.mean(axis=(1, 2, 3)) > 0).astype("int64")
     x[y == 1] += 1.0
-    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(plan.global_batch,
+    data = tf.data.Dataset.from_tensor_slices((x, np.eye(2)[y])).batch(plan.global_batch,
                                                             drop_remainder=True)
     with plan.strategy.scope():
         model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-3, steps_per_execution=2)

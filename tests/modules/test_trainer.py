@@ -1,4 +1,4 @@
-"""The Trainer's helpers: epoch plan, labels, and resuming a killed training."""
+"""The Trainer's helpers: labels, datasets and their decode cache, resuming a killed training."""
 import os
 
 import numpy as np
@@ -6,19 +6,9 @@ import pytest
 import tf_keras as keras
 from tfx import v1 as tfx
 
+from modules.decode_cache import MEMORY
 from modules.model import build_cnn, compile_model
-from modules.trainer import backup_dir, epoch_plan, read_labels
-
-
-@pytest.mark.parametrize("steps, plan", [(400, (10, 40)), (30, (10, 3)), (25, (5, 5)),
-                                         (23, (1, 23)), (1, (1, 1))])
-def test_epoch_plan_trains_exactly_the_requested_steps(steps, plan):
-    assert epoch_plan(steps) == plan
-
-
-def test_epoch_plan_rejects_zero_steps():
-    with pytest.raises(ValueError, match="train_steps"):
-        epoch_plan(0)
+from modules.trainer import backup_dir, read_labels
 
 
 def test_labels_are_read_from_beside_the_splits(tmp_path):
@@ -67,7 +57,8 @@ class _Epochs(keras.callbacks.Callback):
 
 def test_an_interrupted_fit_resumes_where_it_stopped(tmp_path):
     rng = np.random.default_rng(0)
-    x, y = rng.normal(size=(32, 8, 8, 1)).astype("float32"), rng.integers(0, 2, 32)
+    x = rng.normal(size=(32, 8, 8, 1)).astype("float32")
+    y = keras.utils.to_categorical(rng.integers(0, 2, 32), 2)
     backup = str(tmp_path / "backup")
 
     def fit(callback):
@@ -93,13 +84,14 @@ def _epochs(dataset, batches):
             for v in images.numpy().reshape(images.shape[0], -1).sum(axis=1)]
 
 
-def test_a_small_split_is_cached_and_reshuffled_every_epoch(transformed):
+def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
     from components.image_example_gen.ingest import read_report
     from modules.trainer import make_dataset
     count = read_report(transformed.examples_dir)["splits"]["train"]
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 1)
-    streamed = _epochs(make_dataset(*args, shuffle=False, seed=0), count)
-    cached = _epochs(make_dataset(*args, shuffle=True, seed=0, examples=count), 3 * count)
+    streamed = _epochs(make_dataset(*args, shuffle=False, seed=0, num_classes=3), count)
+    cached = _epochs(make_dataset(*args, shuffle=True, seed=0, num_classes=3, examples=count,
+                                  cache=MEMORY), 3 * count)
     epochs = [cached[i * count:(i + 1) * count] for i in range(3)]
     # Each epoch is the whole split once, the same tensors the streaming path makes...
     assert all(sorted(epoch) == sorted(streamed) for epoch in epochs)
@@ -114,16 +106,27 @@ def _ops(dataset):
     return {node.op for node in graph.node}
 
 
-def test_a_split_over_the_budget_streams(transformed, monkeypatch):
+def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transformed, tmp_path):
+    from modules import trainer
+    from modules.decode_cache import plan_caches, remove_caches
+    args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
+    with remove_caches(str(tmp_path / "cache")) as cache_dir:
+        caches = plan_caches({"train": 7}, [8, 8, 3], budget=1, cache_dir=cache_dir)
+        assert caches["train"] == str(tmp_path / "cache" / "train")
+        dataset = trainer.make_dataset(*args, shuffle=True, seed=0, num_classes=3, examples=7,
+                                       cache=caches["train"])
+        assert "CacheDatasetV2" in _ops(dataset)
+        batches = list(dataset.take(8))  # past one pass: the cache file is complete
+        assert batches[0][0].shape[0] == 2 and batches[0][1].shape == (2, 3)  # one-hot labels
+        assert [f for f in os.listdir(cache_dir) if f.startswith("train")]
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_split_of_unknown_size_streams(transformed):
     from modules import trainer
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
-    assert "CacheDatasetV2" in _ops(trainer.make_dataset(*args, shuffle=True, seed=0,
-                                                         examples=7))
-    monkeypatch.setattr(trainer, "CACHE_BUDGET_BYTES", 1)
-    dataset = trainer.make_dataset(*args, shuffle=True, seed=0, examples=7)
+    dataset = trainer.make_dataset(*args, shuffle=True, seed=0, num_classes=3, cache=None)
     assert "CacheDatasetV2" not in _ops(dataset)
-    images, labels = next(iter(dataset))
-    assert images.shape[0] == 2 and labels.shape == (2,)
 
 
 def test_split_size_reads_the_ingest_report_and_is_zero_without_one(tmp_path):
@@ -132,3 +135,48 @@ def test_split_size_reads_the_ingest_report_and_is_zero_without_one(tmp_path):
     assert split_size(str(tmp_path / "Split-train" / "*")) == 797
     assert split_size(str(tmp_path / "Split-eval" / "*")) == 203
     assert split_size(str(tmp_path / "other" / "Split-train" / "*")) == 0
+
+
+
+class _Snapshots(keras.callbacks.Callback):
+    """The model's weights at the end of every epoch."""
+
+    def __init__(self):
+        super().__init__()
+        self.weights = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.weights.append([w.copy() for w in self.model.get_weights()])
+
+
+def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
+    import types
+
+    from modules.params import TrainerParams
+    from modules.schedule import Schedule
+    from modules.trainer import _callbacks
+    params = TrainerParams(
+        model="cnn", batch_size=16, epochs=30, train_steps=None, eval_steps=None,
+        optimizer="adam", learning_rate=1e-2, warmup_epochs=0.0, early_stopping_patience=2,
+        label_smoothing=0.0, augment_crop=0, augment_scale=0.0, augment_flip=False,
+        augment_color=0.0, cache_bytes=0, steps_per_execution=1, tensorboard_update_freq=100,
+        tpu=None, full_precision=True, seed=0)
+    run_dir = tmp_path / "trainer" / "model_run" / "1"
+    fn_args = types.SimpleNamespace(model_run_dir=str(run_dir), train_files=["t"],
+                                    eval_files=["e"], transform_output="x", train_steps=0,
+                                    custom_config=params.to_custom_config())
+    callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), 16)
+    # Random labels: the model memorizes the training set and validation gets worse.
+    rng = np.random.default_rng(0)
+    x, xv = (rng.normal(size=(32, 8, 8, 1)).astype("float32") for _ in range(2))
+    y, yv = (keras.utils.to_categorical(rng.integers(0, 2, 32), 2) for _ in range(2))
+    keras.utils.set_random_seed(0)
+    model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-2, 1)
+    snapshots = _Snapshots()
+    history = model.fit(x, y, batch_size=16, epochs=30, validation_data=(xv, yv), verbose=0,
+                        callbacks=[snapshots, *callbacks])
+    losses = history.history["val_loss"]
+    best = int(np.argmin(losses))
+    assert len(losses) < 30 and best < len(losses) - 1  # stopped early, after its best epoch
+    for kept, at_best in zip(model.get_weights(), snapshots.weights[best]):
+        np.testing.assert_array_equal(kept, at_best)

@@ -7,6 +7,7 @@ from tfx.utils import dependency_utils
 from pipeline.beam_deps import with_setup_file
 from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
 from pipeline.pipeline import LOCAL_SETUP_FILE, create_pipeline
+from pipeline.plan import DataFacts, make_plan
 
 
 def test_adds_the_setup_file_only_when_no_dependency_flag_is_given():
@@ -26,8 +27,9 @@ def test_tfx_then_keeps_the_args_instead_of_building_a_package(monkeypatch):
 
 
 def test_the_local_pipeline_carries_the_repository_setup_file(tmp_path):
-    pipeline = create_pipeline(PipelineConfig(output=str(tmp_path)), 28, 1,
-                               LOCAL_BEAM_ARGS.split())
+    plan = make_plan(PipelineConfig(output=str(tmp_path)),
+                     DataFacts(10, 800, 200, 28, 28, 28, 1), "cpu", 8 << 30)
+    pipeline = create_pipeline(plan, LOCAL_BEAM_ARGS.split())
     assert f"--setup_file={LOCAL_SETUP_FILE}" in pipeline.beam_pipeline_args
     assert LOCAL_SETUP_FILE.endswith("/setup.py")
     with open(LOCAL_SETUP_FILE) as f:

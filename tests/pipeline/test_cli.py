@@ -13,7 +13,7 @@ def test_every_config_field_has_a_flag_with_help():
     help_text = cli.build_parser()._subparsers._group_actions[0].choices["run"].format_help()
     for field in config_fields():
         assert "--" + field.name.replace("_", "-") in help_text
-    assert "(default: 400)" in help_text
+    assert "(default: planned)" in help_text and "--no-augment-flip" in help_text
 
 
 def test_beam_args_flag_takes_a_value_that_starts_with_dashes():

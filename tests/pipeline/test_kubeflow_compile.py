@@ -105,7 +105,7 @@ def _trainer(spec):
 
 def _custom_config(spec) -> dict:
     value = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]["custom_config"]
-    return json.loads(value["runtimeValue"]["constant"])
+    return json.loads(value["runtimeValue"]["constant"])["trainer_params"]
 
 
 @pytest.mark.parametrize("name, resource, count, selector", [

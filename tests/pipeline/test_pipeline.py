@@ -3,8 +3,16 @@ import json
 
 import pytest
 
+from modules.params import TrainerParams
 from pipeline.config import PipelineConfig
 from pipeline.pipeline import COMPONENT_IDS, create_components, create_pipeline, eval_config
+from pipeline.plan import DataFacts, make_plan
+
+DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
+
+
+def planned(config, facts=DIGITS):
+    return make_plan(config, facts, "cpu", 8 << 30)
 
 
 @pytest.fixture
@@ -14,11 +22,12 @@ def config(tmp_path):
 
 
 def test_components_are_the_nine_stages_in_order(config):
-    assert tuple(c.id for c in create_components(config, 28, 1)) == COMPONENT_IDS
+    assert tuple(c.id for c in create_components(planned(config))) == COMPONENT_IDS
 
 
 def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
-    transform = {c.id: c for c in create_components(config, 32, 3)}["Transform"]
+    photos = DataFacts(5, 80, 20, 32, 32, 32, 3)
+    transform = {c.id: c for c in create_components(planned(config, photos))}["Transform"]
     props = transform.exec_properties
     assert "transformed_examples" not in transform.outputs
     assert json.loads(props["custom_config"]) == {"image_size": 32, "channels": 3}
@@ -27,39 +36,41 @@ def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
 
 def test_statistics_use_bounded_memory_sketches(config):
     # Exact top-k over the encoded-image feature grew with the data (bench/scaling).
-    statistics = {c.id: c for c in create_components(config, 28, 1)}["StatisticsGen"]
+    statistics = {c.id: c for c in create_components(planned(config))}["StatisticsGen"]
     options = json.loads(statistics.exec_properties["stats_options_json"])
     assert options["_use_sketch_based_topk_uniques"] is True
 
 
 def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
-    components = {c.id: c for c in create_components(config, 28, 1)}
+    components = {c.id: c for c in create_components(planned(config))}
     trainer = components["Trainer"]
     assert trainer.inputs["examples"].producer_component_id == "ImageExampleGen"
-    assert '"num_steps": 123' in trainer.exec_properties["train_args"]
-    custom = json.loads(trainer.exec_properties["custom_config"])
-    assert custom == config.trainer_config()
-    assert (custom["batch_size"], custom["model"], custom["tpu"]) == (64, "cnn", None)
+    assert "num_steps" not in trainer.exec_properties["train_args"]  # in TrainerParams
+    params = TrainerParams.from_custom_config(
+        json.loads(trainer.exec_properties["custom_config"]))
+    assert params == planned(config).trainer_params()
+    assert (params.batch_size, params.model, params.tpu, params.train_steps) == (
+        64, "cnn", None, 123)
 
 
 def test_eval_config_thresholds_bind_the_overall_slice_only(config):
-    (per_slice,) = eval_config(config).metrics_specs[0].metrics[0].per_slice_thresholds
+    (per_slice,) = eval_config(planned(config).config).metrics_specs[0].metrics[0].per_slice_thresholds
     assert [s.feature_keys for s in per_slice.slicing_specs] == [[]]
     threshold = per_slice.threshold
     assert threshold.value_threshold.lower_bound.value == 0.7
     assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
-    assert [s.feature_keys for s in eval_config(config).slicing_specs] == [
+    assert [s.feature_keys for s in eval_config(planned(config).config).slicing_specs] == [
         [], ["image/class/label"]]
 
 
 def test_pipeline_writes_everything_under_output(config):
-    pipeline = create_pipeline(config, 28, 1, [])
+    pipeline = create_pipeline(planned(config), [])
     assert pipeline.pipeline_info.pipeline_root == config.output + "/tfx"
     pusher = {c.id: c for c in pipeline.components}["Pusher"]
     assert config.output + "/serving/imagepipe" in pusher.exec_properties["push_destination"]
 
 
 def test_example_gen_carries_the_reader_options(config):
-    example_gen = create_components(config.replace(strict=True, format="folder"), 28, 1)[0]
+    example_gen = create_components(planned(config.replace(strict=True, format="folder")))[0]
     options = json.loads(example_gen.exec_properties["ingest_options"])
     assert (options["strict"], options["format"], options["eval_percent"]) == (True, "folder", 20)

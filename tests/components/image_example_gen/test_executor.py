@@ -59,7 +59,7 @@ def test_ingests_good_images_and_reports_bad_ones(tmp_path, make_image):
     assert {r["path"] for r in report["skipped"]} == {"dog/empty.jpg", "cat/truncated.jpg"}
     assert report["ignored"] == 2  # notes.txt, .DS_Store
     assert report["empty_classes"] == ["no_images_here"]
-    assert report["shapes"]["8x8x4"] == 2  # RGBA and CMYK keep 4 channels
+    assert report["shapes"]["most_common"]["8x8x4"] == 2  # RGBA and CMYK keep 4 channels
     assert report["per_class"]["train"]["cat"] + report["per_class"]["eval"]["cat"] == 7
     assert (tmp_path / "out" / "labels.txt").read_text() == "cat\ndog\n"
     assert examples.split_names == '["train", "eval"]'
@@ -105,7 +105,7 @@ def test_idx_files_ingest_with_their_own_splits(tmp_path):
     examples = _run_executor(MNIST_IDX, tmp_path / "out")
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
     assert (report["format"], report["splits"]) == ("idx", {"train": 800, "eval": 200})
-    assert report["shapes"] == {"28x28x1": 1000}
+    assert report["shapes"]["most_common"] == {"28x28x1": 1000}
     first = _read_split(examples.uri, "eval")[0].features.feature
     assert first[encode.FORMAT_KEY].bytes_list.value[0] == b"png"
     assert first[encode.FILENAME_KEY].bytes_list.value[0].startswith(b"t10k-images-idx3-ubyte.gz#")

@@ -25,7 +25,9 @@ def test_report_counts_per_split_and_class():
     report = build_report(listing, facts, [{"path": "b/x", "reason": "empty file"}])
     assert report["splits"] == {"train": 6, "eval": 2}
     assert report["per_class"] == {"train": {"a": 5, "b": 1}, "eval": {"a": 0, "b": 2}}
-    assert report["shapes"] == {"8x8x1": 7, "4x4x3": 1}
+    assert report["shapes"]["most_common"] == {"8x8x1": 7, "4x4x3": 1}
+    assert report["shapes"]["height"] == {"min": 4, "median": 8, "max": 8}
+    assert (report["shapes"]["distinct"], report["shapes"]["channels"]) == (2, {"1": 7, "3": 1})
     assert report["skipped"] == [{"path": "b/x", "reason": "empty file"}]
     assert (report["ignored"], report["empty_classes"]) == (3, ["z"])
 

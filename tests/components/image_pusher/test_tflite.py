@@ -24,7 +24,7 @@ def _saved_model(path, train: bool) -> str:
     model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-2, 1)
     if train:
         pixels, labels = _data(seed=1)
-        model.fit((pixels / 255.0 - 0.5) / 0.3, labels, epochs=20, batch_size=16, verbose=0)
+        model.fit((pixels / 255.0 - 0.5) / 0.3, np.eye(2)[labels], epochs=20, batch_size=16, verbose=0)
     names = tf.constant(["dark", "bright"])
 
     @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 1], tf.float32, name="pixels")])

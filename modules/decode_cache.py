@@ -1,0 +1,59 @@
+"""Where the Trainer keeps decoded, transformed images after the first epoch.
+
+At photo sizes decoding and resizing cost more than an epoch of a small
+model, so every split is decoded once per run. Splits that fit the memory
+budget stay in memory; the others go to a tf.data cache file in the
+Trainer's working directory, which `remove_caches` deletes afterwards.
+"""
+import contextlib
+import math
+import os
+from typing import Dict, Iterator, Optional, Sequence
+
+import tensorflow as tf
+
+MEMORY = ""  # tf.data.Dataset.cache's filename for "in memory"
+CACHE_DIR = ".decode_cache"
+
+
+def split_bytes(examples: int, image_shape: Sequence[int]) -> int:
+    """Bytes of `examples` decoded float32 images."""
+    return examples * math.prod(image_shape) * 4
+
+
+def plan_caches(examples: Dict[str, int], image_shape: Sequence[int], budget: int,
+                cache_dir: str) -> Dict[str, Optional[str]]:
+    """Per split: MEMORY, a cache file under `cache_dir`, or None (size unknown: stream).
+
+    Splits are placed in memory in the given order while they fit `budget`
+    together; the rest get files.
+    """
+    placed, used = {}, 0
+    for split, count in examples.items():
+        size = split_bytes(count, image_shape)
+        if count <= 0:
+            placed[split] = None
+        elif used + size <= budget:
+            placed[split], used = MEMORY, used + size
+        else:
+            placed[split] = os.path.join(cache_dir, split)
+    return placed
+
+
+def shuffle_buffer(examples: int, image_shape: Sequence[int], cache: str,
+                   file_buffer_bytes: int = 256 << 20) -> int:
+    """The whole split when cached in memory; from a file, a buffer of bounded bytes."""
+    if cache == MEMORY:
+        return examples
+    return max(1, min(examples, file_buffer_bytes // max(1, split_bytes(1, image_shape))))
+
+
+@contextlib.contextmanager
+def remove_caches(cache_dir: str) -> Iterator[str]:
+    """Creates `cache_dir`, yields it, and deletes it and every cache file in it."""
+    tf.io.gfile.makedirs(cache_dir)
+    try:
+        yield cache_dir
+    finally:
+        if tf.io.gfile.exists(cache_dir):
+            tf.io.gfile.rmtree(cache_dir)

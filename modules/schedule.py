@@ -1,0 +1,80 @@
+"""How long and how fast to train: epochs and steps from the split, and the LR schedule."""
+import dataclasses
+import math
+from typing import Optional
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+from modules.params import TrainerParams, epochs_for, steps_per_epoch
+
+
+def epoch_plan(train_steps: int, max_epochs: int = 10):
+    """(epochs, steps_per_epoch) whose product is exactly `train_steps`.
+
+    For an exact step count (--train-steps): Keras reports and validates once
+    per epoch, and the most epochs that divide the steps evenly (up to
+    `max_epochs`) gives progress without training fewer steps than asked.
+    """
+    if train_steps < 1:
+        raise ValueError(f"train_steps must be >= 1, got {train_steps}")
+    epochs = max(d for d in range(1, max_epochs + 1) if train_steps % d == 0)
+    return epochs, train_steps // epochs
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """Epochs, steps per epoch and validation steps of one training."""
+
+    epochs: int
+    steps_per_epoch: int
+    validation_steps: int
+
+    @property
+    def total_steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+
+def training_schedule(params: TrainerParams, train_examples: int, eval_examples: int,
+                      global_batch: int) -> Schedule:
+    """The schedule for these params and the actual split sizes."""
+    if params.train_steps:
+        epochs, steps = epoch_plan(params.train_steps)
+    else:
+        epochs = params.epochs or epochs_for(train_examples)
+        steps = steps_per_epoch(train_examples, global_batch)
+    validation = params.eval_steps or max(1, math.ceil(eval_examples / global_batch))
+    return Schedule(epochs, steps, validation)
+
+
+class WarmupCosine(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup to `peak` over `warmup_steps`, then cosine decay to 0 at `total_steps`.
+
+    Warmup keeps batch norm and Adam's moment estimates from being thrown by
+    the first, large updates; the cosine tail settles the weights.
+    """
+
+    def __init__(self, peak: float, warmup_steps: int, total_steps: int):
+        super().__init__()
+        self.peak, self.warmup_steps, self.total_steps = peak, warmup_steps, total_steps
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32)
+        warmup = max(1, self.warmup_steps)
+        progress = tf.minimum((step - warmup) / max(1, self.total_steps - warmup), 1.0)
+        cosine = 0.5 * self.peak * (1.0 + tf.cos(np.pi * tf.maximum(progress, 0.0)))
+        return tf.where(step < warmup, self.peak * (step + 1) / warmup, cosine)
+
+    def get_config(self) -> dict:
+        return {"peak": self.peak, "warmup_steps": self.warmup_steps,
+                "total_steps": self.total_steps}
+
+
+def learning_rate(params: TrainerParams, schedule: Schedule,
+                  warmup_steps: Optional[int] = None) -> WarmupCosine:
+    """The schedule for `params`: warmup of `params.warmup_epochs`, at most a tenth of training."""
+    if warmup_steps is None:
+        warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch),
+                           schedule.total_steps // 10)
+    return WarmupCosine(params.learning_rate, warmup_steps, schedule.total_steps)

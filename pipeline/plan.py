@@ -1,0 +1,169 @@
+"""The training plan: every setting the user left unset, chosen from the data and hardware.
+
+    imagepipe plan --data ~/photos       # prints the plan; trains nothing
+
+`make_plan` is pure: (config, data facts, hardware) -> a Plan whose config has
+every planned field filled, and a reason for each. A flag the user gave is
+never changed; its reason says so. The rules' numbers live in
+pipeline/config.py (PLAN_DEFAULTS and its neighbours).
+"""
+import dataclasses
+from typing import Dict, List, Optional
+
+from modules.params import TrainerParams, epochs_for, steps_per_epoch
+from pipeline import config as defaults
+from pipeline.config import PLANNED, PipelineConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class DataFacts:
+    """What the plan knows of the data before ingestion (see pipeline/data_facts.py)."""
+
+    classes: Optional[int]  # None for TFRecords: labels are read during ingestion
+    train_examples: Optional[int]  # None when unknown before ingestion (TFRecords)
+    eval_examples: Optional[int]
+    side: int  # most common long side, pixels
+    side_median: int
+    side_max: int
+    channels: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A resolved config, why each planned value was chosen, and what it was chosen from."""
+
+    config: PipelineConfig
+    reasons: Dict[str, str]
+    facts: DataFacts
+    hardware: str  # "cpu", "gpu" or "tpu"
+    cache_bytes: int
+
+    def trainer_params(self) -> TrainerParams:
+        """The Trainer's typed settings (its custom_config)."""
+        c = self.config
+        return TrainerParams(
+            model=c.model, batch_size=c.batch_size,
+            epochs=None if c.train_steps else c.epochs, train_steps=c.train_steps,
+            eval_steps=c.eval_steps, optimizer=c.optimizer, learning_rate=c.learning_rate,
+            warmup_epochs=defaults.WARMUP_EPOCHS,
+            early_stopping_patience=c.early_stopping_patience,
+            label_smoothing=c.label_smoothing, augment_crop=c.augment_crop,
+            augment_scale=c.augment_scale, augment_flip=c.augment_flip,
+            augment_color=c.augment_color, cache_bytes=self.cache_bytes,
+            steps_per_execution=c.steps_per_execution,
+            tensorboard_update_freq=c.tensorboard_update_freq, tpu=c.tpu,
+            full_precision=c.full_precision, seed=c.seed)
+
+    def to_json(self) -> dict:
+        """summary.json's `plan`: each planned value, and why."""
+        values = {name: getattr(self.config, name) for name in PLANNED}
+        values.update(train_steps=self.config.train_steps, hardware=self.hardware,
+                      steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
+                      warmup_epochs=defaults.WARMUP_EPOCHS, schedule="warmup, then cosine")
+        return {"values": values, "reasons": dict(self.reasons),
+                "data": dataclasses.asdict(self.facts)}
+
+    def steps_per_epoch(self) -> Optional[int]:
+        """Steps in one epoch on one replica, when the train split's size is known."""
+        n = self.facts.train_examples
+        return steps_per_epoch(n, self.config.batch_size) if n else None
+
+
+def _given(config: PipelineConfig, name: str) -> bool:
+    return getattr(config, name) is not None
+
+
+def _choose_model(config: PipelineConfig, facts: DataFacts, channels: int):
+    if _given(config, "model"):
+        return config.model, "given (--model)"
+    if channels == 1 and facts.side <= defaults.CNN_MAX_SIDE:
+        return "cnn", (f"small grayscale images ({facts.side} px): the Cloud TPU MNIST "
+                       "example's CNN")
+    kind = "RGB" if channels == 3 else f"large ({facts.side} px) grayscale"
+    return "photo", (f"{kind} images: the photo model (inverted residuals, global pooling; "
+                     "its weights do not grow with the image)")
+
+
+def _choose_size(config: PipelineConfig, facts: DataFacts, model: str, hardware: str):
+    if _given(config, "image_size"):
+        return config.image_size, "given (--image-size)"
+    if model == "cnn":
+        size = min(facts.side, defaults.CNN_MAX_SIDE)
+        why = "the data's most common side" if size == facts.side else \
+            f"the cnn's Dense layer grows with the image; capped at {size}"
+        return size, f"{why} (most common {facts.side} px, median {facts.side_median})"
+    cap = defaults.PHOTO_SIZE_BY_HARDWARE[hardware]
+    # Multiples of 32 divide evenly through the photo model's five stride-2 stages.
+    size = max(32, min(cap, facts.side) // 32 * 32)
+    return size, (f"photo model on {hardware.upper()}: {cap} px at most (training cost grows "
+                  f"with the square of the side); data's most common side {facts.side} px, "
+                  f"median {facts.side_median}, largest {facts.side_max}")
+
+
+def _choose_epochs(config: PipelineConfig, facts: DataFacts):
+    if _given(config, "train_steps"):
+        return None, f"--train-steps {config.train_steps} given: exactly that many steps"
+    if _given(config, "epochs"):
+        return config.epochs, "given (--epochs)"
+    if facts.train_examples is None:
+        return None, "from the train split's size once ingested (TFRecords are counted then)"
+    epochs = epochs_for(facts.train_examples)
+    return epochs, (f"{facts.train_examples:,} train images: about "
+                    f"{defaults.EXAMPLES_BUDGET_TEXT} examples in all, within "
+                    f"{defaults.EPOCH_RANGE_TEXT} epochs")
+
+
+def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
+              memory_limit: int) -> Plan:
+    """Fills every planned field the user left unset; see the module docstring."""
+    reasons, values = {}, {}
+    values["channels"], reasons["channels"] = (
+        (config.channels, "given (--channels)") if _given(config, "channels") else
+        (facts.channels, f"what most sampled images have ({facts.channels})"))
+    values["model"], reasons["model"] = _choose_model(config, facts, values["channels"])
+    model_defaults = defaults.PLAN_DEFAULTS[values["model"]]
+    values["image_size"], reasons["image_size"] = _choose_size(config, facts, values["model"],
+                                                               hardware)
+    values["epochs"], reasons["epochs"] = _choose_epochs(config, facts)
+    for name, (value, why) in model_defaults.items():
+        if _given(config, name):
+            values[name], reasons[name] = getattr(config, name), f"given (--{_flag(name)})"
+        else:
+            values[name], reasons[name] = value, why
+    resolved = config.replace(**values)
+    cache = min(defaults.DECODE_CACHE_BYTES, memory_limit // defaults.DECODE_CACHE_SHARE)
+    return Plan(resolved, reasons, facts, hardware, cache)
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def plan_lines(plan: Plan) -> List[str]:
+    """The run header: each planned value and why, a line each."""
+    c, r = plan.config, plan.reasons
+    steps = plan.steps_per_epoch()
+    length = (f"{c.train_steps} steps" if c.train_steps else
+              f"{c.epochs} epochs" + (f" of {steps} steps" if steps else "")
+              if c.epochs else "epochs from the train split")
+    lines = [
+        f"plan      {plan.hardware.upper()}; model {c.model}: {r['model']}",
+        f"          image {c.image_size}x{c.image_size}x{c.channels}: {r['image_size']}",
+        f"          batch {c.batch_size}, {length}: {r['epochs']}",
+        f"          learning rate {c.learning_rate:g}, warmup {defaults.WARMUP_EPOCHS:g} "
+        f"epoch then cosine; early stopping on val_loss after "
+        f"{c.early_stopping_patience} epochs without improvement, best weights kept"
+        if c.early_stopping_patience else
+        f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping",
+        f"          augmentation: {_augmentation_text(c)}; label smoothing {c.label_smoothing:g}",
+        f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
+    ]
+    return lines
+
+
+def _augmentation_text(c: PipelineConfig) -> str:
+    parts = [f"random resized crop (area >= {c.augment_scale:g})" if c.augment_scale else "",
+             f"pad-and-crop {c.augment_crop} px" if c.augment_crop else "",
+             "horizontal flip" if c.augment_flip else "",
+             f"brightness/contrast {c.augment_color:g}" if c.augment_color else ""]
+    return ", ".join(p for p in parts if p) or "none"

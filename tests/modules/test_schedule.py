@@ -1,0 +1,72 @@
+"""Training length and learning rate: epochs of the real split, exact steps, warmup + cosine."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from modules.params import MAX_EPOCHS, MIN_EPOCHS, TrainerParams, epochs_for
+from modules.schedule import WarmupCosine, epoch_plan, learning_rate, training_schedule
+
+PARAMS = TrainerParams(
+    model="photo", batch_size=64, epochs=None, train_steps=None, eval_steps=None,
+    optimizer="adam", learning_rate=2e-3, warmup_epochs=1.0, early_stopping_patience=8,
+    label_smoothing=0.1, augment_crop=0, augment_scale=0.25, augment_flip=True,
+    augment_color=0.2, cache_bytes=1 << 30, steps_per_execution=1,
+    tensorboard_update_freq=100, tpu=None, full_precision=False, seed=0)
+
+
+@pytest.mark.parametrize("steps, plan", [(400, (10, 40)), (30, (10, 3)), (25, (5, 5)),
+                                         (23, (1, 23)), (1, (1, 1))])
+def test_epoch_plan_trains_exactly_the_requested_steps(steps, plan):
+    assert epoch_plan(steps) == plan
+
+
+def test_epoch_plan_rejects_zero_steps():
+    with pytest.raises(ValueError, match="train_steps"):
+        epoch_plan(0)
+
+
+@pytest.mark.parametrize("examples, epochs", [(800, MAX_EPOCHS), (2_495, MAX_EPOCHS),
+                                              (60_000, 10), (300_000, MIN_EPOCHS)])
+def test_epochs_follow_the_train_split_size(examples, epochs):
+    assert epochs_for(examples) == epochs
+
+
+def test_schedule_sizes_epochs_on_the_actual_split():
+    schedule = training_schedule(PARAMS, train_examples=2_495, eval_examples=624,
+                                 global_batch=64)
+    assert (schedule.epochs, schedule.steps_per_epoch, schedule.validation_steps) == (
+        40, 38, 10)  # 2,495 // 64 complete batches; all 624 eval images, ceil(624 / 64)
+
+
+def test_exact_steps_and_given_epochs_win():
+    steps = dataclasses.replace(PARAMS, train_steps=400, eval_steps=4)
+    assert training_schedule(steps, 2_495, 624, 64).total_steps == 400
+    assert training_schedule(steps, 2_495, 624, 64).validation_steps == 4
+    epochs = dataclasses.replace(PARAMS, epochs=3)
+    assert training_schedule(epochs, 2_495, 624, 64).epochs == 3
+
+
+def test_learning_rate_warms_up_then_decays_to_zero():
+    rate = WarmupCosine(peak=1.0, warmup_steps=10, total_steps=110)
+    values = np.array([float(rate(step)) for step in range(111)])
+    assert values[0] == pytest.approx(0.1) and values[9] == pytest.approx(1.0)
+    assert np.all(np.diff(values[:10]) > 0) and np.all(np.diff(values[10:]) <= 1e-7)
+    assert values[60] == pytest.approx(0.5, abs=1e-6) and values[110] == pytest.approx(0.0)
+
+
+def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():
+    long = training_schedule(PARAMS, 2_495, 624, 64)
+    assert learning_rate(PARAMS, long).warmup_steps == 38
+    short = training_schedule(dataclasses.replace(PARAMS, epochs=3), 2_495, 624, 64)
+    assert learning_rate(PARAMS, short).warmup_steps == 11
+
+
+def test_params_round_trip_through_custom_config_and_refuse_unknown_keys():
+    config = PARAMS.to_custom_config()
+    assert TrainerParams.from_custom_config(config) == PARAMS
+    with pytest.raises(ValueError, match="unknown \\['typo'\\]"):
+        TrainerParams.from_custom_config(
+            {"trainer_params": {**config["trainer_params"], "typo": 1}})
+    with pytest.raises(ValueError, match="model must be one of"):
+        dataclasses.replace(PARAMS, model="vgg")
