@@ -67,6 +67,7 @@ def run_dataset(name: str, data: str, keep: str = None) -> dict:
            "peak_rss_mb": round(max(rss for _, rss in run["samples"]) / 1e6, 1),
            "component_peak_mb": component_peaks_mb(run), "timings_s": summary["timings_s"],
            "plan": summary["plan"]["values"],
+           "output": [line for _, line in run["lines"]],
            "epochs_run": training.get("epochs_run"), "epochs_planned": training.get(
                "epochs_planned"), "examples_per_s": training.get("examples_per_s")}
     row["goals"] = {

@@ -50,10 +50,10 @@ def normalized(images: np.ndarray, train: np.ndarray):
 def candidates():
     """name -> builder(input_shape, classes), from modules/photo_model's blocks."""
     import functools
-    from modules.photo_model import build_photo
-    shallow = ((1, 16, 1, 1), (4, 24, 2, 2), (4, 48, 2, 2), (4, 96, 2, 2), (4, 160, 1, 2))
+    from modules.photo_model import MOBILENET_V2_STAGES, build_photo
     return {"photo": build_photo,
-            "photo_shallow": functools.partial(build_photo, stages=shallow, head_channels=512)}
+            "photo_deep": functools.partial(build_photo, stages=MOBILENET_V2_STAGES,
+                                            head_channels=640)}
 
 
 def train_one(name, build, x, y, train, epochs: int, batch: int, seed: int) -> dict:
