@@ -3,17 +3,21 @@
 At photo sizes decoding and resizing cost more than an epoch of a small
 model, so every split is decoded once per run. Splits that fit the memory
 budget stay in memory; the others go to a tf.data cache file in the
-Trainer's working directory, which `remove_caches` deletes afterwards.
+Trainer's working directory, which `remove_caches` deletes afterwards;
+splits too large for the free disk stream from the TFRecords every epoch.
 """
 import contextlib
 import math
 import os
+import shutil
 from typing import Dict, Iterator, Optional, Sequence
 
 import tensorflow as tf
 
 MEMORY = ""  # tf.data.Dataset.cache's filename for "in memory"
 CACHE_DIR = ".decode_cache"
+# A cache file is written only if this much disk stays free after it.
+DISK_HEADROOM = 2 << 30
 
 
 def split_bytes(examples: int, image_shape: Sequence[int]) -> int:
@@ -21,22 +25,36 @@ def split_bytes(examples: int, image_shape: Sequence[int]) -> int:
     return examples * math.prod(image_shape) * 4
 
 
+def free_disk_bytes(path: str) -> Optional[int]:
+    """Free bytes on the local filesystem holding `path`; None for remote (gs://) paths."""
+    if "://" in path:
+        return None
+    while not os.path.exists(path):
+        path = os.path.dirname(path) or "."
+    return shutil.disk_usage(path).free
+
+
 def plan_caches(examples: Dict[str, int], image_shape: Sequence[int], budget: int,
                 cache_dir: str) -> Dict[str, Optional[str]]:
-    """Per split: MEMORY, a cache file under `cache_dir`, or None (size unknown: stream).
+    """Per split: MEMORY, a cache file under `cache_dir`, or None (stream every epoch).
 
     Splits are placed in memory in the given order while they fit `budget`
-    together; the rest get files.
+    together; the rest get files while the disk keeps DISK_HEADROOM free
+    after them, so a huge dataset cannot fill the disk; the others, and
+    splits of unknown size, stream.
     """
-    placed, used = {}, 0
+    placed, used, disk = {}, 0, free_disk_bytes(cache_dir)
     for split, count in examples.items():
         size = split_bytes(count, image_shape)
         if count <= 0:
             placed[split] = None
         elif used + size <= budget:
             placed[split], used = MEMORY, used + size
-        else:
+        elif disk is None or disk - size >= DISK_HEADROOM:
             placed[split] = os.path.join(cache_dir, split)
+            disk = None if disk is None else disk - size
+        else:
+            placed[split] = None
     return placed
 
 

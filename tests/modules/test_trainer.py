@@ -180,3 +180,16 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
     assert len(losses) < 30 and best < len(losses) - 1  # stopped early, after its best epoch
     for kept, at_best in zip(model.get_weights(), snapshots.weights[best]):
         np.testing.assert_array_equal(kept, at_best)
+
+
+def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_path):
+    from modules.decode_cache import DISK_HEADROOM, MEMORY, free_disk_bytes, plan_caches
+    free = free_disk_bytes(str(tmp_path / "cache"))  # not created yet: its parent's disk
+    image = 64 * 64 * 3 * 4
+    fits = (free - DISK_HEADROOM) // image // 2
+    caches = plan_caches({"train": fits, "eval": 10, "huge": 2 * fits + 10}, [64, 64, 3],
+                         budget=10 * image, cache_dir=str(tmp_path / "cache"))
+    assert caches == {"train": str(tmp_path / "cache" / "train"), "eval": MEMORY,
+                      "huge": None}
+    assert plan_caches({"train": 10 ** 9}, [64, 64, 3], 0, "gs://b/cache") == {
+        "train": "gs://b/cache/train"}  # remote: no local disk to check
