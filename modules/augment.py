@@ -35,9 +35,13 @@ def _crop(images: tf.Tensor, margin: int) -> tf.Tensor:
     return tf.gather(rows, dx + tf.range(width), axis=2, batch_dims=1)
 
 
-def _resized_crop(images: tf.Tensor, min_area: float) -> tf.Tensor:
+def _resized_crop(images: tf.Tensor, min_area: float, flip: bool) -> tf.Tensor:
     """Inception-style random resized crop: a box of area [min_area, 1] and aspect
-    3/4..4/3 per image, resized back to the input size (one batched op)."""
+    3/4..4/3 per image, resized back to the input size (one batched op).
+
+    With `flip`, half the boxes have their left and right edges swapped, which
+    crop_and_resize samples as a mirror image: the flip costs no extra pass.
+    """
     batch, height, width, _ = images.shape
     area = tf.random.uniform([batch], min_area, 1.0)
     aspect = tf.exp(tf.random.uniform([batch], np.log(3 / 4), np.log(4 / 3)))
@@ -45,7 +49,11 @@ def _resized_crop(images: tf.Tensor, min_area: float) -> tf.Tensor:
     box_w = tf.minimum(tf.sqrt(area * aspect), 1.0)
     top = tf.random.uniform([batch]) * (1.0 - box_h)
     left = tf.random.uniform([batch]) * (1.0 - box_w)
-    boxes = tf.stack([top, left, top + box_h, left + box_w], axis=1)
+    right = left + box_w
+    if flip:
+        mirrored = tf.random.uniform([batch]) < 0.5
+        left, right = tf.where(mirrored, right, left), tf.where(mirrored, left, right)
+    boxes = tf.stack([top, left, top + box_h, right], axis=1)
     return tf.image.crop_and_resize(images, boxes, tf.range(batch), [height, width])
 
 
@@ -64,16 +72,18 @@ def augment_batch(images: tf.Tensor, aug: Augmentation) -> tf.Tensor:
         return images
     batch = images.shape[0]
     if aug.scale:
-        images = _resized_crop(images, aug.scale)
+        images = _resized_crop(images, aug.scale, aug.flip)
     if aug.crop:
         images = _crop(images, aug.crop)
-    if aug.flip:
+    if aug.flip and not aug.scale:
         images = tf.where(_per_image(batch, 0, 1) < 0.5, tf.reverse(images, axis=[2]), images)
     if aug.color:
-        # Images are normalized (mean 0, std 1 per channel): brightness is a
-        # shift in std units, contrast a scale around each image's channel means
-        # (as tf.image.adjust_contrast does).
-        images = images + _per_image(batch, -aug.color, aug.color)
+        # Images are normalized (mean 0, std 1 per channel): brightness b is a
+        # shift in std units, contrast k a scale around each image's channel
+        # means m (as tf.image.adjust_contrast does). (x + b - (m + b)) * k +
+        # m + b, folded into one multiply-add: k * x + ((1 - k) * m + b).
+        brightness = _per_image(batch, -aug.color, aug.color)
+        contrast = _per_image(batch, 1 - aug.color, 1 + aug.color)
         means = tf.reduce_mean(images, axis=[1, 2], keepdims=True)
-        images = (images - means) * _per_image(batch, 1 - aug.color, 1 + aug.color) + means
+        images = images * contrast + ((1 - contrast) * means + brightness)
     return images

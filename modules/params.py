@@ -65,7 +65,7 @@ class TrainerParams:
 # Training length from the train split's size: about this many examples seen
 # in all, within [MIN_EPOCHS, MAX_EPOCHS] epochs. Small sets need many passes;
 # large ones learn enough in a few, and a laptop CPU cannot afford more.
-EXAMPLES_BUDGET = 600_000
+EXAMPLES_BUDGET = 900_000
 MIN_EPOCHS, MAX_EPOCHS = 3, 40
 
 

@@ -249,8 +249,6 @@ CNN_MAX_SIDE = 64
 # The photo model's largest side per hardware: a CPU epoch costs about the
 # square of the side (docs/training.md has the measured trade-off).
 PHOTO_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 192, "tpu": 224}
-EXAMPLES_BUDGET_TEXT = "600,000"  # modules/params.EXAMPLES_BUDGET, for the plan's words
-EPOCH_RANGE_TEXT = "3-40"  # modules/params.MIN_EPOCHS, MAX_EPOCHS
 WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
 # Decoded splits up to this size (and this share of the memory limit) stay
 # in memory after the first epoch; larger ones are cached in a file.

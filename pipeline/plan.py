@@ -10,7 +10,8 @@ pipeline/config.py (PLAN_DEFAULTS and its neighbours).
 import dataclasses
 from typing import Dict, List, Optional
 
-from modules.params import TrainerParams, epochs_for, steps_per_epoch
+from modules.params import (EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS, TrainerParams,
+                            epochs_for, steps_per_epoch)
 from pipeline import config as defaults
 from pipeline.config import PLANNED, PipelineConfig
 
@@ -108,9 +109,8 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts):
     if facts.train_examples is None:
         return None, "from the train split's size once ingested (TFRecords are counted then)"
     epochs = epochs_for(facts.train_examples)
-    return epochs, (f"{facts.train_examples:,} train images: about "
-                    f"{defaults.EXAMPLES_BUDGET_TEXT} examples in all, within "
-                    f"{defaults.EPOCH_RANGE_TEXT} epochs")
+    return epochs, (f"{facts.train_examples:,} train images: about {EXAMPLES_BUDGET:,} "
+                    f"examples in all, within {MIN_EPOCHS}-{MAX_EPOCHS} epochs")
 
 
 def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,

@@ -113,6 +113,13 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert training["examples_per_epoch"] == 192 and len(training["epoch_seconds"]) == 10
     assert training["examples_per_s"] > 0
     assert "examples/s in fit" in stdout
+    # The plan: what the data chose (the cnn at 28 px), what the flags fixed, and why.
+    plan = first["plan"]
+    assert (plan["values"]["model"], plan["values"]["image_size"]) == ("cnn", 28)
+    assert plan["values"]["train_steps"] == 30 and plan["reasons"]["accuracy_threshold"] == (
+        "given (--accuracy-threshold)")
+    assert "plan      CPU; model cnn: small grayscale images (28 px)" in stdout
+    assert not list((out / "tfx" / "Trainer").rglob(".decode_cache"))
 
 
 def test_pushed_model_loads_and_classifies(two_runs):

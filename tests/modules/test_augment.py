@@ -51,3 +51,27 @@ def test_color_shifts_and_scales_each_image_by_its_own_amount():
     out = augment_batch(images, Augmentation(color=0.2)).numpy()
     ratios = out.std(axis=(1, 2, 3)) / images.numpy().std(axis=(1, 2, 3))
     assert ((ratios > 0.79) & (ratios < 1.21)).all() and len(set(ratios.round(4))) == 16
+
+
+def _dark_left_bright_right():
+    return tf.concat([tf.zeros([16, 12, 6, 3]), tf.ones([16, 12, 6, 3])], axis=2)
+
+
+def test_resized_crop_gives_each_image_its_own_box_and_keeps_the_shape():
+    tf.random.set_seed(4)
+    images = tf.constant(np.random.default_rng(1).normal(size=(16, 12, 12, 3)), tf.float32)
+    out = augment_batch(images, Augmentation(scale=0.25))
+    in_data = next(iter(tf.data.Dataset.from_tensors(images).map(
+        lambda b: augment_batch(b, Augmentation(scale=0.25)))))
+    assert out.shape == images.shape == in_data.shape
+    assert len({float(v) for v in out.numpy().std(axis=(1, 2, 3)).round(4)}) == 16
+
+
+def test_a_resized_crop_flips_half_the_images_only_when_flips_are_on():
+    def brighter_on_the_right(aug):
+        out = augment_batch(_dark_left_bright_right(), aug).numpy()
+        return out[:, :, 9:].mean(axis=(1, 2, 3)) > out[:, :, :3].mean(axis=(1, 2, 3))
+    tf.random.set_seed(5)
+    assert brighter_on_the_right(Augmentation(scale=0.95)).all()
+    flipped = ~brighter_on_the_right(Augmentation(scale=0.95, flip=True))
+    assert 0 < flipped.sum() < 16

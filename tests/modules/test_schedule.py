@@ -27,7 +27,7 @@ def test_epoch_plan_rejects_zero_steps():
 
 
 @pytest.mark.parametrize("examples, epochs", [(800, MAX_EPOCHS), (2_495, MAX_EPOCHS),
-                                              (60_000, 10), (300_000, MIN_EPOCHS)])
+                                              (60_000, 15), (300_000, MIN_EPOCHS)])
 def test_epochs_follow_the_train_split_size(examples, epochs):
     assert epochs_for(examples) == epochs
 

@@ -40,7 +40,7 @@ def test_small_photos_are_not_upscaled_and_large_grayscale_scans_get_the_photo_m
 
 def test_epochs_come_from_the_train_split():
     assert plan(DIGITS).config.epochs == 40
-    assert plan(DataFacts(10, 60_000, 10_000, 28, 28, 28, 1)).config.epochs == 10
+    assert plan(DataFacts(10, 60_000, 10_000, 28, 28, 28, 1)).config.epochs == 15
     tfrecords = plan(DataFacts(None, None, None, 28, 28, 28, 1))
     assert tfrecords.config.epochs is None  # sized by the Trainer on the ingested split
     assert tfrecords.trainer_params().epochs is None
