@@ -46,9 +46,16 @@ def _parse(records: List[bytes]) -> Tuple[List[bytes], np.ndarray]:
     return list(parsed[IMAGE_KEY].numpy()), parsed[LABEL_KEY].numpy()
 
 
-def gallery_inputs(model_uri: str, records: List[bytes],
+def gallery_inputs(model_uri: str, transform_uri: str, records: List[bytes],
                    classes: List[str]) -> Tuple[List[np.ndarray], List[str], List[str]]:
-    """(images, actual, predicted) for up to GALLERY eval images, mistakes first."""
+    """(images, actual, predicted) for up to GALLERY eval images, mistakes first.
+
+    Each image is shown at the model's input size, as it saw it (before
+    normalization): decoded at full size, 32 camera photos would take
+    gigabytes of pixels and a larger canvas still.
+    """
+    import tensorflow_transform as tft
+    from modules.preprocessing import IMAGE_XF, decode_images
     serve = tf.saved_model.load(os.path.join(model_uri, "Format-Serving")).signatures[
         "serving_default"]
     predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
@@ -57,7 +64,10 @@ def gallery_inputs(model_uri: str, records: List[bytes],
     wrong = [i for i in range(len(labels)) if predicted[i] != labels[i]]
     right = [i for i in range(len(labels)) if predicted[i] == labels[i]]
     chosen = sorted(wrong[:GALLERY // 2] + right[:GALLERY - len(wrong[:GALLERY // 2])])
-    images = [tf.io.decode_image(encoded[i], expand_animations=False).numpy() for i in chosen]
+    size, _, channels = tft.TFTransformOutput(transform_uri).transformed_feature_spec()[
+        IMAGE_XF].shape
+    images = list(decode_images(tf.constant([encoded[i] for i in chosen], tf.string),
+                                size, channels).numpy())
     return (images, [classes[labels[i]] for i in chosen],
             [classes[predicted[i]] for i in chosen])
 
