@@ -260,10 +260,14 @@ _THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a faile
 _THRESHOLD_PHOTO = ("a photo model trained from scratch on a few thousand photos lands "
                     "above it, a failed one below; many or hard classes may need "
                     "--accuracy-threshold (docs/training.md)")
+# Batch per replica: the largest of these (multiples of 8, as TPUs need) that
+# still gives an epoch MIN_STEPS_PER_EPOCH steps; a few hundred images at 64
+# would make a handful of steps an epoch, too few for warmup or early stopping.
+BATCH_SIZES = (64, 32, 16, 8)
+MIN_STEPS_PER_EPOCH = 10
 # Per model: (value, why) for each planned training setting.
 PLAN_DEFAULTS = {
     "cnn": {
-        "batch_size": (64, "64 per replica (a multiple of 8, as TPUs need)"),
         "learning_rate": (1e-3, "Adam's usual 1e-3 for the cnn"),
         "early_stopping_patience": (5, "stop after 5 epochs without a better val_loss"),
         "label_smoothing": (0.0, "none for the cnn"),
@@ -274,7 +278,6 @@ PLAN_DEFAULTS = {
         "accuracy_threshold": (0.9, _THRESHOLD_CNN),
     },
     "photo": {
-        "batch_size": (64, "64 per replica (a multiple of 8, as TPUs need)"),
         "learning_rate": (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)"),
         "early_stopping_patience": (8, "stop after 8 epochs without a better val_loss"),
         "label_smoothing": (0.1, "0.1: photos' labels are noisy"),

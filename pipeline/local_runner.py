@@ -37,7 +37,9 @@ def run(config: PipelineConfig) -> dict:
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(summary.failed_component(config), e) from e
     result = summary.build_summary(config, total_seconds=time.time() - start)
-    result["plan"] = {**plan.to_json(), "memory": dataclasses.asdict(memory)}
+    result["plan"] = {**plan.to_json(), "memory": {
+        **dataclasses.asdict(memory), "total_bytes": memory.total_bytes,
+        "allowed_bytes": memory.allowed_bytes}}
     summary.write_summary(config, result)
     print(summary.format_summary(result))
     _report(config)

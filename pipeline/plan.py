@@ -113,6 +113,20 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts):
                     f"examples in all, within {MIN_EPOCHS}-{MAX_EPOCHS} epochs")
 
 
+def _choose_batch(config: PipelineConfig, facts: DataFacts):
+    if _given(config, "batch_size"):
+        return config.batch_size, "given (--batch-size)"
+    # An exact --train-steps keeps the full batch: "N steps of 64" stays so.
+    train = None if _given(config, "train_steps") else facts.train_examples
+    for batch in defaults.BATCH_SIZES:
+        if train is None or train // batch >= defaults.MIN_STEPS_PER_EPOCH:
+            break
+    if train is None or batch == defaults.BATCH_SIZES[0]:
+        return batch, f"{batch} per replica (a multiple of 8, as TPUs need)"
+    return batch, (f"{batch} per replica: at least {defaults.MIN_STEPS_PER_EPOCH} steps an "
+                   f"epoch where possible on {train:,} train images (a multiple of 8)")
+
+
 def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
               memory_limit: int) -> Plan:
     """Fills every planned field the user left unset; see the module docstring."""
@@ -125,6 +139,7 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
     values["image_size"], reasons["image_size"] = _choose_size(config, facts, values["model"],
                                                                hardware)
     values["epochs"], reasons["epochs"] = _choose_epochs(config, facts)
+    values["batch_size"], reasons["batch_size"] = _choose_batch(config, facts)
     for name, (value, why) in model_defaults.items():
         if _given(config, name):
             values[name], reasons[name] = getattr(config, name), f"given (--{_flag(name)})"
@@ -149,7 +164,8 @@ def plan_lines(plan: Plan) -> List[str]:
     lines = [
         f"plan      {plan.hardware.upper()}; model {c.model}: {r['model']}",
         f"          image {c.image_size}x{c.image_size}x{c.channels}: {r['image_size']}",
-        f"          batch {c.batch_size}, {length}: {r['epochs']}",
+        f"          batch {c.batch_size}: {r['batch_size']}",
+        f"          {length}: {r['epochs']}",
         f"          learning rate {c.learning_rate:g}, warmup {defaults.WARMUP_EPOCHS:g} "
         f"epoch then cosine; early stopping on val_loss after "
         f"{c.early_stopping_patience} epochs without improvement, best weights kept"

@@ -35,7 +35,7 @@ def test_the_planned_default_fits_and_a_huge_image_size_is_refused_naming_the_fl
     assert found.total_bytes > found.allowed_bytes
     with pytest.raises(UsageError) as refused:
         check_fits(found, huge)
-    for words in ("--image-size (now 1000)", "--batch-size (now 64)", "--model (now cnn)"):
+    for words in ("--image-size (now 1000)", "--batch-size (now 64)", "--model (now cnn"):
         assert words in str(refused.value)
 
 

@@ -78,3 +78,13 @@ def test_the_decode_cache_budget_shrinks_with_memory():
 def test_the_plan_json_has_every_value_and_a_reason(name):
     data = plan(PHOTOS).to_json()
     assert name in data["values"] and data["reasons"][name]
+
+
+def test_a_few_hundred_images_get_a_smaller_batch_for_enough_steps_an_epoch():
+    assert plan(DIGITS).config.batch_size == 64  # 800 // 64 = 12 steps
+    small = plan(DataFacts(2, 300, 75, 500, 500, 500, 3))
+    assert small.config.batch_size == 16 and "300 train images" in small.reasons["batch_size"]
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3)).config.batch_size == 8
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), batch_size=64).config.batch_size == 64
+    assert plan(DataFacts(None, None, None, 28, 28, 28, 1)).config.batch_size == 64
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), train_steps=30).config.batch_size == 64
