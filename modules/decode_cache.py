@@ -1,7 +1,7 @@
 """Where the Trainer keeps decoded, transformed images after the first epoch.
 
-At photo sizes decoding and resizing cost more than an epoch of a small
-model, so every split is decoded once per run. Splits that fit the memory
+Every split is decoded and resized once per run instead of once per epoch
+(modules/trainer.make_dataset caches after the transform graph). Splits that fit the memory
 budget stay in memory; the others go to a tf.data cache file in the
 Trainer's working directory, which `remove_caches` deletes afterwards;
 splits too large for the free disk stream from the TFRecords every epoch.
@@ -68,10 +68,15 @@ def shuffle_buffer(examples: int, image_shape: Sequence[int], cache: str,
 
 @contextlib.contextmanager
 def remove_caches(cache_dir: str) -> Iterator[str]:
-    """Creates `cache_dir`, yields it, and deletes it and every cache file in it."""
+    """Creates `cache_dir`, yields it, and deletes it, every cache file in it, and its
+    parent folder if that is left empty (one subfolder per Trainer execution)."""
     tf.io.gfile.makedirs(cache_dir)
     try:
         yield cache_dir
     finally:
         if tf.io.gfile.exists(cache_dir):
             tf.io.gfile.rmtree(cache_dir)
+        parent = os.path.dirname(cache_dir)
+        if "://" not in parent:
+            with contextlib.suppress(OSError):  # other executions' caches are still there
+                os.rmdir(parent)

@@ -201,6 +201,7 @@ def run_fn(fn_args: FnArgs) -> None:
     tft_output = tft.TFTransformOutput(fn_args.transform_output)
     labels = read_labels(fn_args.train_files[0])
     trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
+    # One folder per execution: concurrent runs on a cluster may share the root.
     with remove_caches(os.path.join(trainer_root, CACHE_DIR,
                                     os.path.basename(fn_args.model_run_dir))) as cache_dir:
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
