@@ -9,7 +9,7 @@ import dataclasses
 import io
 import os
 import random
-from typing import Callable, Iterable, Tuple
+from typing import Callable, Iterable
 
 from PIL import Image
 
@@ -79,9 +79,3 @@ def probe_images(root: str, listing: Listing, options: IngestOptions = IngestOpt
     return _summarize([lambda f=f: Image.open(os.path.join(root, f.relpath)) for f in files],
                       root)
 
-
-def probe_shape(root: str, listing: Listing, options: IngestOptions = IngestOptions(),
-                sample: int = 200, seed: int = 0) -> Tuple[int, int]:
-    """(most common long side, channels) of a sample; see probe_images."""
-    found = probe_images(root, listing, options, sample, seed)
-    return found.side, found.channels
