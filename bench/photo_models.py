@@ -1,6 +1,6 @@
 """Choose the photo model by measuring: candidates trained from scratch on a photo folder.
 
-    bash scripts/bench.sh photo_models --data ../shared/data/flowers_photos
+    bash scripts/bench.sh photo_models --data ~/datasets/flowers_photos
     bash scripts/bench.sh photo_models --data DIR --sizes 96 128 --epochs 12 --only photo
 
 Decodes the folder once at each size (PIL, antialiased resize), splits it by

@@ -2,7 +2,7 @@
 
     bash scripts/bench.sh training                  # a pipeline run, then 3+3 fits; ~5 min
     bash scripts/bench.sh training --output outputs # reuse a finished run's artifacts
-    bash scripts/bench.sh training --data ../shared/data/flowers_photos --repeat 1
+    bash scripts/bench.sh training --data ~/datasets/flowers_photos --repeat 1
 
 Both sides run in this process, interleaved, --repeat times each (medians):
 - the Trainer: TFX's Trainer executor (GenericExecutor, our run_fn) on the
