@@ -293,5 +293,5 @@ PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
 # for TensorFlow's allocator and other processes.
 MEMORY_SHARE = 0.8
 # What a Trainer process holds besides the model: TensorFlow, TFX, Beam and
-# the input pipeline's buffers (a default run peaks at about 1.3 GB).
+# the input pipeline's buffers (docs/training.md compares it with measured peaks).
 TRAINER_BASE_BYTES = 1_500_000_000
