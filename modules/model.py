@@ -4,12 +4,14 @@ Every model opens with a pass-through layer that writes an image summary of
 its inputs and ends with one that writes a histogram of its outputs
 (modules/summaries.py), as the Cloud TPU Keras MNIST example does.
 """
-from typing import Callable, Dict, Sequence
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
+import numpy as np
 import tf_keras as keras
 
 from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier as _classifier
 from modules.summaries import HISTOGRAM_SUMMARY, HistogramSummary  # noqa: F401 (re-exported)
+from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.photo_model import build_photo
 
 
@@ -59,6 +61,28 @@ def build_resnet(input_shape: Sequence[int], num_classes: int) -> keras.Model:
 
 MODELS: Dict[str, Callable[[Sequence[int], int], keras.Model]] = {
     "cnn": build_cnn, "resnet": build_resnet, "photo": build_photo}
+
+
+def build_model(params: TrainerParams, input_shape: Sequence[int], num_classes: int,
+                normalization: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+                module=None) -> keras.Model:
+    """The network `params.model` names: built in, a backbone, or the user's module file.
+
+    `normalization` is Transform's (mean, std), which a backbone undoes; None
+    (shape-only builds, such as the memory estimate) uses 0 and 1. `module`
+    is the loaded module file, if already loaded.
+    """
+    from modules import backbones, user_module  # Keras Applications: only when needed
+    if params.model == MODULE:
+        module = module or user_module.load(params.module_source, params.module_file)
+        return user_module.build(module, params.module_file, input_shape, num_classes, params)
+    if params.model in BACKBONE_NAMES:
+        mean, std = normalization or (np.zeros(input_shape[-1]), np.ones(input_shape[-1]))
+        return backbones.build_backbone_model(params.model, input_shape, num_classes,
+                                              params.weights, mean, std)
+    return MODELS[params.model](input_shape, num_classes)
+
+
 OPTIMIZERS = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD}
 
 

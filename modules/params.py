@@ -11,7 +11,11 @@ import math
 from typing import Optional
 
 CUSTOM_CONFIG_KEY = "trainer_params"
-MODELS = ("cnn", "resnet", "photo")
+# Keras Applications networks (modules/backbones.py), fine-tuned when pretrained.
+BACKBONE_NAMES = ("mobilenet_v2", "efficientnet_b0", "resnet50")
+# "module": the network comes from the user's --module-file (modules/user_module.py).
+MODULE = "module"
+MODELS = ("cnn", "resnet", "photo") + BACKBONE_NAMES + (MODULE,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +42,27 @@ class TrainerParams:
     tpu: Optional[str]
     full_precision: bool
     seed: int
+    # Backbones: 'imagenet', a weights file's path, or None (random init, one phase).
+    weights: Optional[str] = None
+    weights_sha256: Optional[str] = None  # of a local weights file: part of the cache key
+    head_share: float = 1.0  # share of the epochs that train the head alone (phase 1)
+    fine_tune_lr_factor: float = 1.0  # phase 2's peak learning rate, relative to phase 1's
+    # --module-file: its path (for messages), its text (run here, and on KFP and
+    # Vertex, without a copy of the file) and the text's sha256.
+    module_file: Optional[str] = None
+    module_source: Optional[str] = None
+    module_sha256: Optional[str] = None
 
     def __post_init__(self):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if (self.model == MODULE) != (self.module_source is not None):
+            raise ValueError("model 'module' goes with a module file, and only it")
+
+    @property
+    def fine_tunes(self) -> bool:
+        """Two phases (head, then top blocks) for a backbone that starts with weights."""
+        return self.model in BACKBONE_NAMES and self.weights is not None
 
     def to_custom_config(self) -> dict:
         """The `custom_config` of the Trainer component (JSON-serializable)."""
@@ -74,6 +95,13 @@ def epochs_for(train_examples: int) -> int:
     if train_examples < 1:
         raise ValueError(f"train_examples must be >= 1, got {train_examples}")
     return min(MAX_EPOCHS, max(MIN_EPOCHS, math.ceil(EXAMPLES_BUDGET / train_examples)))
+
+
+def head_epochs(epochs: int, head_share: float) -> int:
+    """Epochs of phase 1 (head only); the rest fine-tune. All of them below 2 epochs."""
+    if head_share >= 1 or epochs < 2:
+        return epochs
+    return min(epochs - 1, max(1, round(epochs * head_share)))
 
 
 def steps_per_epoch(train_examples: int, global_batch: int) -> int:

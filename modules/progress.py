@@ -16,16 +16,17 @@ class EpochLines(keras.callbacks.Callback):
     count and per-step timings.
     """
 
-    def __init__(self, epochs: int, indent: int = 10):
+    def __init__(self, epochs: int, indent: int = 10, label: str = ""):
         super().__init__()
         self._epochs, self._indent, self._start = epochs, " " * indent, 0.0
+        self._label = f" {label}" if label else ""  # the phase: head, fine-tune
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.time()
 
     def on_epoch_end(self, epoch, logs=None):
         values = "  ".join(f"{k} {logs[k]:.4f}" for k in _SHOWN if k in (logs or {}))
-        print(f"{self._indent}epoch {epoch + 1}/{self._epochs}  {values}  "
+        print(f"{self._indent}epoch {epoch + 1}/{self._epochs}{self._label}  {values}  "
               f"{time.time() - self._start:.1f}s", flush=True)
 
 
@@ -41,10 +42,12 @@ class FitThroughput(keras.callbacks.Callback):
     figure bench/training compares with the same model fed from NumPy.
     """
 
-    def __init__(self, path: str, examples_per_step: int, steps_per_epoch: int):
+    def __init__(self, path: str, examples_per_step: int, steps_per_epoch: int,
+                 phase: str = "train"):
         super().__init__()
         self._path, self._examples = path, examples_per_step * steps_per_epoch
         self._start, self._seconds, self._open = 0.0, [], False
+        self._phase, self._val_accuracy = phase, []
         self._train_begin = None
         # perf_counter() at on_train_begin and on_train_end, for the caller to
         # split the whole fit call's time (see modules/trainer.run_fn).
@@ -61,6 +64,8 @@ class FitThroughput(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self._close()  # no validation this epoch
+        if logs and "val_accuracy" in logs:
+            self._val_accuracy.append(float(logs["val_accuracy"]))
 
     def _close(self):
         if self._open:
@@ -76,6 +81,11 @@ class FitThroughput(keras.callbacks.Callback):
                  "first_epoch_s": self._seconds[0] if self._seconds else None,
                  "examples_per_s": (self._examples * len(steady) / sum(steady)
                                     if steady else None)}
+        # Two-phase training (head, fine-tune) keeps each phase's figures; the
+        # top level is the last phase's.
+        previous = (read_fit_stats(os.path.dirname(self._path)) or {}).get("phases", [])
+        phase = {"phase": self._phase, **stats, "val_accuracy": self._val_accuracy}
+        stats["phases"] = [p for p in previous if p["phase"] != self._phase] + [phase]
         with tf.io.gfile.GFile(self._path, "w") as f:  # gs:// on Kubeflow/Vertex
             f.write(json.dumps(stats, indent=2))
 

@@ -1,13 +1,13 @@
 """How long and how fast to train: epochs and steps from the split, and the LR schedule."""
 import dataclasses
 import math
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
-from modules.params import TrainerParams, epochs_for, steps_per_epoch
+from modules.params import TrainerParams, epochs_for, head_epochs, steps_per_epoch
 
 
 def epoch_plan(train_steps: int, max_epochs: int = 10):
@@ -72,9 +72,38 @@ class WarmupCosine(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def learning_rate(params: TrainerParams, schedule: Schedule,
-                  warmup_steps: Optional[int] = None) -> WarmupCosine:
+                  warmup_steps: Optional[int] = None, peak: Optional[float] = None
+                  ) -> WarmupCosine:
     """The schedule for `params`: warmup of `params.warmup_epochs`, at most a tenth of training."""
     if warmup_steps is None:
         warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch),
                            schedule.total_steps // 10)
-    return WarmupCosine(params.learning_rate, warmup_steps, schedule.total_steps)
+    return WarmupCosine(peak or params.learning_rate, warmup_steps, schedule.total_steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Phase:
+    """One model.fit call: epochs [first_epoch, end_epoch) at its own learning rate."""
+
+    name: str  # "train"; or "head" (backbone frozen), then "fine-tune" (top blocks open)
+    first_epoch: int
+    end_epoch: int
+    learning_rate: WarmupCosine
+
+
+def phases(params: TrainerParams, schedule: Schedule) -> List[Phase]:
+    """One phase; or, for a pretrained backbone, the head alone and then fine-tuning.
+
+    Each phase warms up and decays on its own: phase 2 starts a new optimizer
+    on newly trainable weights, at `fine_tune_lr_factor` of the peak.
+    """
+    if not params.fine_tunes:
+        return [Phase("train", 0, schedule.epochs, learning_rate(params, schedule))]
+    head = head_epochs(schedule.epochs, params.head_share)
+    part = lambda epochs: dataclasses.replace(schedule, epochs=epochs)  # noqa: E731
+    result = [Phase("head", 0, head, learning_rate(params, part(head)))]
+    if head < schedule.epochs:
+        rest = part(schedule.epochs - head)
+        result.append(Phase("fine-tune", head, schedule.epochs, learning_rate(
+            params, rest, peak=params.learning_rate * params.fine_tune_lr_factor)))
+    return result

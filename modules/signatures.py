@@ -39,6 +39,22 @@ def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np
     return -black * std, std
 
 
+def _transformer(tft_layer, tft_output: tft.TFTransformOutput):
+    """[batch] encoded images -> transformed images, through `tft_layer`."""
+    spec = tft_output.raw_feature_spec()[IMAGE_KEY]
+
+    def transformed(encoded):
+        return tft_layer({IMAGE_KEY: tf.reshape(encoded, [-1, *spec.shape])})[IMAGE_XF]
+    return transformed
+
+
+def tft_normalization(tft_output: tft.TFTransformOutput) -> Tuple[np.ndarray, np.ndarray]:
+    """(mean, std) per channel that Transform applies, for models that undo it (backbones)."""
+    size, _, channels = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+    return normalization(_transformer(tft_output.transform_features_layer(), tft_output),
+                         size, channels)
+
+
 def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
                        labels: List[str]) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction],
                                                    Tuple[np.ndarray, np.ndarray]]:
@@ -54,11 +70,7 @@ def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
         return {"probabilities": probabilities, "class_id": class_id,
                 "class_name": tf.gather(names, class_id)}
 
-    def transformed(encoded):
-        """[batch] encoded images through the Transform graph, shaped as its raw spec says."""
-        shape = [-1, *raw_spec[IMAGE_KEY].shape]
-        return model.tft_layer({IMAGE_KEY: tf.reshape(encoded, shape)})[IMAGE_XF]
-
+    transformed = _transformer(model.tft_layer, tft_output)
     mean, std = normalization(transformed, size, channels)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])

@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -24,12 +24,13 @@ from components.image_example_gen.labels import LABELS_FILE, read_labels as read
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
-from modules.model import MODELS, compile_model
-from modules.params import TrainerParams
+from modules import user_module
+from modules.model import build_model, compile_model
+from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.preprocessing import IMAGE_XF, LABEL_XF
 from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
-from modules.schedule import Schedule, learning_rate, training_schedule
-from modules.signatures import export
+from modules.schedule import Phase, Schedule, phases, training_schedule
+from modules.signatures import export, tft_normalization
 from modules.strategy import select_strategy
 
 autograph_rules.install()
@@ -73,7 +74,8 @@ def split_size(file_pattern: str) -> int:
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
                  global_batch: int, shuffle: bool, seed: int, num_classes: int,
                  augmentation: Augmentation = Augmentation(),
-                 examples: int = 0, cache: Optional[str] = None) -> tf.data.Dataset:
+                 examples: int = 0, cache: Optional[str] = None,
+                 augment: Optional[Callable] = None) -> tf.data.Dataset:
     """(image, one-hot label) batches: raw examples mapped through the transform graph.
 
     Batches are complete (drop_final_batch) and their shapes static, as TPUs
@@ -81,7 +83,8 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
     `cache` ('' for memory, or a file path; see decode_cache.plan_caches)
     keeps the decoded, transformed examples after the first pass, so later
     epochs neither decode nor resize; they are reshuffled every epoch. None
-    streams from disk every epoch.
+    streams from disk every epoch. `augment`, a module file's own, replaces
+    `augmentation` on training batches.
     """
     image_shape = list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
     cached = cache is not None and examples > 0
@@ -109,6 +112,8 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
     def finish(images, labels):
         images = tf.ensure_shape(images, shape)
         labels = tf.one_hot(tf.ensure_shape(labels, shape[:1]), num_classes)
+        if augment is not None:
+            return tf.ensure_shape(augment(images), shape), labels
         return augment_batch(images, augmentation), labels
 
     batches = pairs.map(finish, num_parallel_calls=_PARALLEL).prefetch(2)
@@ -140,38 +145,47 @@ def backup_dir(fn_args: FnArgs) -> str:
 
 
 def _callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
-               global_batch: int):
+               global_batch: int, phase: Phase):
     """Progress lines, throughput stats, early stopping, resumable backups, TensorBoard."""
     run_dir = fn_args.model_run_dir
-    callbacks = [EpochLines(schedule.epochs),
+    label = "" if phase.name == "train" else phase.name
+    callbacks = [EpochLines(schedule.epochs, label=label),
                  FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), global_batch,
-                               schedule.steps_per_epoch)]
+                               schedule.steps_per_epoch, phase=phase.name)]
     if params.early_stopping_patience:
         # tf_keras restores the best epoch's weights in on_train_end whether or
         # not it stopped early (callbacks.py, EarlyStopping.on_train_end).
         callbacks.append(keras.callbacks.EarlyStopping(
             monitor="val_loss", patience=params.early_stopping_patience,
             restore_best_weights=True))
-    return callbacks + [keras.callbacks.BackupAndRestore(backup_dir(fn_args)),
+    # One backup per phase: phase 2 must not resume from phase 1's optimizer.
+    backup = backup_dir(fn_args) + ("" if phase.first_epoch == 0 else f"-{phase.name}")
+    return callbacks + [keras.callbacks.BackupAndRestore(backup),
                         keras.callbacks.TensorBoard(
                             run_dir, update_freq=params.tensorboard_update_freq)]
 
 
-def _build(params: TrainerParams, plan, image_shape, classes: int, schedule: Schedule):
+def _build(params: TrainerParams, plan, tft_output, classes: int, phase: Phase, module):
     """The compiled model, built under the strategy and precision policy of `plan`."""
+    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+    normalization = tft_normalization(tft_output) if params.model in BACKBONE_NAMES else None
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(plan.policy)
     try:
         with plan.strategy.scope():
-            return compile_model(MODELS[params.model](image_shape, classes), params.optimizer,
-                                 learning_rate(params, schedule), params.steps_per_execution,
-                                 params.label_smoothing)
+            model = build_model(params, image_shape, classes, normalization, module)
+            return _compile(model, params, phase)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 
 
+def _compile(model: keras.Model, params: TrainerParams, phase: Phase) -> keras.Model:
+    return compile_model(model, params.optimizer, phase.learning_rate,
+                         params.steps_per_execution, params.label_smoothing)
+
+
 def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: int,
-              classes: int, cache_dir: str):
+              classes: int, cache_dir: str, augment: Optional[Callable]):
     """(train, eval) datasets, their sizes, and where each split's decoded images are kept."""
     sizes = {"train": _split_examples(fn_args.train_files[0]),
              "eval": _split_examples(fn_args.eval_files[0])}
@@ -181,12 +195,39 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: 
                                 params.augment_color, params.augment_scale)
     train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
                          global_batch, True, params.seed, classes, augmentation,
-                         sizes["train"], caches["train"])
+                         sizes["train"], caches["train"], augment)
     evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
                               global_batch, False, params.seed, classes,
                               examples=sizes["eval"], cache=caches["eval"])
     logging.info("decoded images kept: train %r, eval %r", caches["train"], caches["eval"])
     return train, evaluation, sizes
+
+
+def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation) -> int:
+    """Runs every phase of `schedule`; returns the epochs actually run."""
+    from modules.backbones import unfreeze_top
+    epochs_run = 0
+    for phase in phases(params, schedule):
+        if phase.name == "fine-tune":
+            with strategy_plan.strategy.scope():
+                opened = unfreeze_top(model, params.model)
+                _compile(model, params, phase)
+            print(f"          fine-tune: {opened} layers of {params.model}'s top blocks "
+                  f"open, learning rate {phase.learning_rate.peak:g}", flush=True)
+        model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
+                  steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
+                  validation_steps=schedule.validation_steps, verbose=0,
+                  callbacks=_callbacks(fn_args, params, schedule, strategy_plan.global_batch,
+                                       phase))
+        epochs_run += len(model.history.epoch)
+    return epochs_run
+
+
+def _user_module(params: TrainerParams):
+    """The loaded module file, or None."""
+    if params.model != MODULE:
+        return None
+    return user_module.load(params.module_source, params.module_file)
 
 
 def run_fn(fn_args: FnArgs) -> None:
@@ -200,28 +241,26 @@ def run_fn(fn_args: FnArgs) -> None:
                  plan.replicas, plan.global_batch, plan.policy)
     tft_output = tft.TFTransformOutput(fn_args.transform_output)
     labels = read_labels(fn_args.train_files[0])
+    module = _user_module(params)
+    augment = user_module.augment_fn(module, params) if module else None
     trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
     # One folder per execution: concurrent runs on a cluster may share the root.
     with remove_caches(os.path.join(trainer_root, CACHE_DIR,
                                     os.path.basename(fn_args.model_run_dir))) as cache_dir:
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
-                                             len(labels), cache_dir)
+                                             len(labels), cache_dir, augment)
         schedule = training_schedule(params, sizes["train"], sizes["eval"], plan.global_batch)
-        image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
-        model = _build(params, plan, image_shape, len(labels), schedule)
-        callbacks = _callbacks(fn_args, params, schedule, plan.global_batch)
+        model = _build(params, plan, tft_output, len(labels), phases(params, schedule)[0],
+                       module)
         started = time.perf_counter()
-        model.fit(train, epochs=schedule.epochs, steps_per_epoch=schedule.steps_per_epoch,
-                  validation_data=evaluation, validation_steps=schedule.validation_steps,
-                  callbacks=callbacks, verbose=0)
+        epochs_run = _fit_phases(model, fn_args, params, plan, schedule, train, evaluation)
         ended = time.perf_counter()
-    throughput = next(c for c in callbacks if isinstance(c, FitThroughput))
-    # Time fit spends outside on_train_begin..on_train_end, before and after.
     add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
-                  fit_call_s=ended - started,
-                  before_train_s=throughput.train_begin_at - started,
-                  after_train_s=ended - throughput.train_end_at,
-                  epochs_run=len(model.history.epoch), epochs_planned=schedule.epochs)
+                  fit_call_s=ended - started, epochs_run=epochs_run,
+                  epochs_planned=schedule.epochs)
     started = time.perf_counter()
     export(model, tft_output, labels, fn_args.serving_model_dir)
+    if params.model in BACKBONE_NAMES:
+        from modules.backbones import save_backbone_weights
+        save_backbone_weights(model, fn_args.model_run_dir)
     add_fit_stats(fn_args.model_run_dir, export_s=time.perf_counter() - started)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, IngestOptions
-from modules.params import MODELS
+from modules.params import BACKBONE_NAMES, MODELS, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
@@ -65,8 +65,21 @@ class PipelineConfig:
     eval_percent: int = _field(20, "Share of images, in percent, hashed into the eval split.")
     model: Optional[str] = _field(None, "Model: cnn (the Cloud TPU MNIST example's CNN, for "
                                   "small grayscale images), photo (an inverted-residual "
-                                  "network for photos) or resnet (a small ResNet). Default: "
-                                  "planned from the data.", choices=MODELS)
+                                  "network for photos), resnet (a small ResNet), or a Keras "
+                                  "Applications backbone fine-tuned in two phases: "
+                                  "mobilenet_v2, efficientnet_b0, resnet50. Default: "
+                                  "planned from the data (never a backbone).",
+                                  choices=tuple(m for m in MODELS if m != MODULE))
+    weights: Optional[str] = _field(None, "Backbones: imagenet (Keras downloads them once, "
+                                    "into ~/.keras/models), a Keras weights file of the "
+                                    "backbone without its top (.h5, or a checkpoint prefix; "
+                                    "gs:// too), or none (random init, one phase). "
+                                    "Default: imagenet. Example: --weights mnv2_notop.h5")
+    module_file: Optional[str] = _field(None, "Your own network: a Python file defining "
+                                        "build_model(input_shape, num_classes, params) and "
+                                        "optionally augment(images, params) (README, 'Bring "
+                                        "your own model'). Example: --module-file "
+                                        "modules/examples/tiny_convnet.py")
     batch_size: Optional[int] = _field(None, "Training batch per replica; the global batch is "
                                        "this times the replicas (GPUs or TPU cores). On TPU, "
                                        "a multiple of 8. Default: planned (64).")
@@ -289,6 +302,25 @@ PLAN_DEFAULTS = {
     },
 }
 PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
+PLAN_DEFAULTS["backbone"] = {
+    **PLAN_DEFAULTS["photo"],
+    "learning_rate": (1e-3, "Adam's 1e-3 for the new head; fine-tuning runs at "
+                      "FINE_TUNE_LR_FACTOR of it"),
+    "early_stopping_patience": (3, "stop a phase after 3 epochs without a better val_loss"),
+    "accuracy_threshold": (0.8, "pretrained backbones fine-tuned on a few thousand photos "
+                           "land well above it (TensorFlow's tutorials: 90-98%); a "
+                           "failed load or fine-tune lands below"),
+}
+# Pretrained backbones (--weights imagenet or a file): a first phase trains the
+# new head alone for this share of the epochs, then the backbone's top blocks
+# train too, at this fraction of the learning rate (a tenth, as TensorFlow's
+# transfer-learning tutorial does), so they move without forgetting.
+FINE_TUNE_HEAD_SHARE = 1 / 3
+FINE_TUNE_LR_FACTOR = 0.1
+# Pretrained features need far fewer passes than training from scratch.
+FINE_TUNE_MAX_EPOCHS = 12
+# A backbone's largest side per hardware (ImageNet weights exist for 96-224 px).
+BACKBONE_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 224, "tpu": 224}
 # Training must fit in this share of the memory limit; the rest is headroom
 # for TensorFlow's allocator and other processes.
 MEMORY_SHARE = 0.8

@@ -49,7 +49,9 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
     Memory is not checked here: the Trainer's node is not this machine.
     """
     from pipeline import config as defaults
+    from pipeline.model_source import read_source
     from pipeline.plan import DataFacts, make_plan
+    source = read_source(config)  # the module file's text travels in the spec
     hardware = accelerator.kind if accelerator else "cpu"
     budget = defaults.DECODE_CACHE_BYTES * defaults.DECODE_CACHE_SHARE
     if "://" in config.data or not os.path.exists(config.data):
@@ -59,12 +61,12 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
                              "storage): give --image-size and --channels")
         side = config.image_size
         facts = DataFacts(None, None, None, side, side, side, config.channels)
-        return make_plan(config, facts, hardware, budget)
+        return make_plan(config, facts, hardware, budget, source)
     from components.image_example_gen.formats import list_dataset
     from pipeline.data_facts import data_facts
     options = config.ingest_options()
     facts = data_facts(config.data, list_dataset(config.data, options), options)
-    return make_plan(config, facts, hardware, budget)
+    return make_plan(config, facts, hardware, budget, source)
 
 
 def _resources(accelerator: Accelerator, target: str):

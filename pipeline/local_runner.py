@@ -40,6 +40,7 @@ def run(config: PipelineConfig) -> dict:
     result["plan"] = {**plan.to_json(), "memory": {
         **dataclasses.asdict(memory), "total_bytes": memory.total_bytes,
         "allowed_bytes": memory.allowed_bytes}}
+    result["model_source"] = plan.source.to_json()
     summary.write_summary(config, result)
     print(summary.format_summary(result))
     _report(config)

@@ -51,22 +51,36 @@ def memory_limit() -> int:
     return min(limits)
 
 
-def _model_size(model: str, image_size: int, channels: int, classes: int):
+def _layers(model):
+    """Every layer, nested models (a backbone) flattened into theirs."""
+    for layer in model.layers:
+        if hasattr(layer, "layers"):
+            yield from _layers(layer)
+        else:
+            yield layer
+
+
+def _model_size(params, image_size: int, channels: int, classes: int):
     """(parameters, activation values per example), from a graph-mode build."""
+    import dataclasses
+
     import tensorflow as tf
 
-    from modules.model import MODELS
+    from modules.model import build_model
+    shape_only = dataclasses.replace(params, weights=None)  # no download, no file read
     with tf.Graph().as_default():
-        built = MODELS[model]((image_size, image_size, channels), classes)
+        built = build_model(shape_only, (image_size, image_size, channels), classes)
         activations = sum(math.prod(d or 1 for d in layer.output_shape[1:])
-                          for layer in built.layers if not isinstance(layer.output_shape, list))
+                          for layer in _layers(built)
+                          if not isinstance(layer.output_shape, list))
         return built.count_params(), activations
 
 
 def estimate(plan: Plan, classes: int, limit: Optional[int] = None) -> MemoryEstimate:
     """What training `plan` needs; `limit` defaults to memory_limit()."""
     c = plan.config
-    params, activations = _model_size(c.model, c.image_size, c.channels, classes)
+    params, activations = _model_size(plan.trainer_params(), c.image_size, c.channels,
+                                      classes)
     split_bytes = (plan.facts.train_examples or 0) * c.image_size ** 2 * c.channels * 4
     return MemoryEstimate(
         params=params,

@@ -10,10 +10,11 @@ pipeline/config.py (PLAN_DEFAULTS and its neighbours).
 import dataclasses
 from typing import Dict, List, Optional
 
-from modules.params import (EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS, TrainerParams,
-                            epochs_for, steps_per_epoch)
+from modules.params import (BACKBONE_NAMES, EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS, MODULE,
+                            TrainerParams, epochs_for, head_epochs, steps_per_epoch)
 from pipeline import config as defaults
 from pipeline.config import PLANNED, PipelineConfig
+from pipeline.model_source import NO_WEIGHTS, ModelSource
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +39,16 @@ class Plan:
     facts: DataFacts
     hardware: str  # "cpu", "gpu" or "tpu"
     cache_bytes: int
+    source: ModelSource = ModelSource("builtin", None)
+
+    @property
+    def fine_tunes(self) -> bool:
+        """A pretrained backbone: head first, then the top blocks."""
+        return self.source.kind == "backbone" and self.source.weights != NO_WEIGHTS
 
     def trainer_params(self) -> TrainerParams:
         """The Trainer's typed settings (its custom_config)."""
-        c = self.config
+        c, s = self.config, self.source
         return TrainerParams(
             model=c.model, batch_size=c.batch_size,
             epochs=None if c.train_steps else c.epochs, train_steps=c.train_steps,
@@ -53,7 +60,12 @@ class Plan:
             augment_color=c.augment_color, cache_bytes=self.cache_bytes,
             steps_per_execution=c.steps_per_execution,
             tensorboard_update_freq=c.tensorboard_update_freq, tpu=c.tpu,
-            full_precision=c.full_precision, seed=c.seed)
+            full_precision=c.full_precision, seed=c.seed,
+            weights=None if s.weights in (None, NO_WEIGHTS) else s.weights,
+            weights_sha256=s.weights_sha256,
+            head_share=defaults.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
+            fine_tune_lr_factor=defaults.FINE_TUNE_LR_FACTOR if self.fine_tunes else 1.0,
+            module_file=s.path, module_source=s.text, module_sha256=s.sha256)
 
     def to_json(self) -> dict:
         """summary.json's `plan`: each planned value, and why."""
@@ -61,8 +73,17 @@ class Plan:
         values.update(train_steps=self.config.train_steps, hardware=self.hardware,
                       steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
                       warmup_epochs=defaults.WARMUP_EPOCHS, schedule="warmup, then cosine")
+        if self.fine_tunes and self.config.epochs:
+            head = head_epochs(self.config.epochs, defaults.FINE_TUNE_HEAD_SHARE)
+            values["phases"] = {"head_epochs": head,
+                                "fine_tune_epochs": self.config.epochs - head,
+                                "fine_tune_learning_rate": self.fine_tune_learning_rate}
         return {"values": values, "reasons": dict(self.reasons),
                 "data": dataclasses.asdict(self.facts)}
+
+    @property
+    def fine_tune_learning_rate(self) -> float:
+        return self.config.learning_rate * defaults.FINE_TUNE_LR_FACTOR
 
     def steps_per_epoch(self) -> Optional[int]:
         """Steps in one epoch on one replica, when the train split's size is known."""
@@ -75,8 +96,15 @@ def _given(config: PipelineConfig, name: str) -> bool:
 
 
 def _choose_model(config: PipelineConfig, facts: DataFacts, channels: int):
+    if config.module_file:
+        return MODULE, f"your module file's build_model ({config.module_file})"
     if _given(config, "model"):
         return config.model, "given (--model)"
+    return _builtin_for(facts, channels)
+
+
+def _builtin_for(facts: DataFacts, channels: int):
+    """The built-in model for this data (a module file takes its training defaults)."""
     if channels == 1 and facts.side <= defaults.CNN_MAX_SIDE:
         return "cnn", (f"small grayscale images ({facts.side} px): the Cloud TPU MNIST "
                        "example's CNN")
@@ -85,9 +113,23 @@ def _choose_model(config: PipelineConfig, facts: DataFacts, channels: int):
                      "its weights do not grow with the image)")
 
 
+def _defaults_family(model: str, facts: DataFacts, channels: int, fine_tunes: bool) -> str:
+    """Which PLAN_DEFAULTS (and size rule) apply: a module file follows the data."""
+    if model == MODULE:
+        return _builtin_for(facts, channels)[0]
+    if model in BACKBONE_NAMES:
+        return "backbone" if fine_tunes else "photo"
+    return model
+
+
 def _choose_size(config: PipelineConfig, facts: DataFacts, model: str, hardware: str):
     if _given(config, "image_size"):
         return config.image_size, "given (--image-size)"
+    if model in BACKBONE_NAMES:
+        cap = defaults.BACKBONE_SIZE_BY_HARDWARE[hardware]
+        size = max(32, min(cap, facts.side) // 32 * 32)
+        return size, (f"{model} on {hardware.upper()}: {cap} px at most; data's most common "
+                      f"side {facts.side} px")
     if model == "cnn":
         size = min(facts.side, defaults.CNN_MAX_SIDE)
         why = "the data's most common side" if size == facts.side else \
@@ -101,7 +143,7 @@ def _choose_size(config: PipelineConfig, facts: DataFacts, model: str, hardware:
                   f"median {facts.side_median}, largest {facts.side_max}")
 
 
-def _choose_epochs(config: PipelineConfig, facts: DataFacts):
+def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
     if _given(config, "train_steps"):
         return None, f"--train-steps {config.train_steps} given: exactly that many steps"
     if _given(config, "epochs"):
@@ -109,8 +151,12 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts):
     if facts.train_examples is None:
         return None, "from the train split's size once ingested (TFRecords are counted then)"
     epochs = epochs_for(facts.train_examples)
-    return epochs, (f"{facts.train_examples:,} train images: about {EXAMPLES_BUDGET:,} "
-                    f"examples in all, within {MIN_EPOCHS}-{MAX_EPOCHS} epochs")
+    why = (f"{facts.train_examples:,} train images: about {EXAMPLES_BUDGET:,} "
+           f"examples in all, within {MIN_EPOCHS}-{MAX_EPOCHS} epochs")
+    if fine_tunes and epochs > defaults.FINE_TUNE_MAX_EPOCHS:
+        return defaults.FINE_TUNE_MAX_EPOCHS, (f"{why}; pretrained features need fewer: "
+                                               f"at most {defaults.FINE_TUNE_MAX_EPOCHS}")
+    return epochs, why
 
 
 def _choose_batch(config: PipelineConfig, facts: DataFacts):
@@ -128,17 +174,24 @@ def _choose_batch(config: PipelineConfig, facts: DataFacts):
 
 
 def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
-              memory_limit: int) -> Plan:
-    """Fills every planned field the user left unset; see the module docstring."""
+              memory_limit: int, source: Optional[ModelSource] = None) -> Plan:
+    """Fills every planned field the user left unset; see the module docstring.
+
+    `source` is pipeline.model_source.read_source(config) (file I/O, done before).
+    """
     reasons, values = {}, {}
+    source = source or ModelSource("builtin", config.model)
+    fine_tunes = source.kind == "backbone" and source.weights != NO_WEIGHTS
     values["channels"], reasons["channels"] = (
         (config.channels, "given (--channels)") if _given(config, "channels") else
         (facts.channels, f"what most sampled images have ({facts.channels})"))
     values["model"], reasons["model"] = _choose_model(config, facts, values["channels"])
-    model_defaults = defaults.PLAN_DEFAULTS[values["model"]]
-    values["image_size"], reasons["image_size"] = _choose_size(config, facts, values["model"],
-                                                               hardware)
-    values["epochs"], reasons["epochs"] = _choose_epochs(config, facts)
+    family = _defaults_family(values["model"], facts, values["channels"], fine_tunes)
+    model_defaults = defaults.PLAN_DEFAULTS[family]
+    values["image_size"], reasons["image_size"] = _choose_size(
+        config, facts, values["model"] if values["model"] in BACKBONE_NAMES else family,
+        hardware)
+    values["epochs"], reasons["epochs"] = _choose_epochs(config, facts, fine_tunes)
     values["batch_size"], reasons["batch_size"] = _choose_batch(config, facts)
     for name, (value, why) in model_defaults.items():
         if _given(config, name):
@@ -147,7 +200,9 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = value, why
     resolved = config.replace(**values)
     cache = min(defaults.DECODE_CACHE_BYTES, memory_limit // defaults.DECODE_CACHE_SHARE)
-    return Plan(resolved, reasons, facts, hardware, cache)
+    if source.kind == "builtin":
+        source = dataclasses.replace(source, name=values["model"])
+    return Plan(resolved, reasons, facts, hardware, cache, source)
 
 
 def _flag(name: str) -> str:
@@ -171,13 +226,43 @@ def plan_lines(plan: Plan) -> List[str]:
         f"{c.early_stopping_patience} epochs without improvement, best weights kept"
         if c.early_stopping_patience else
         f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping",
-        f"          augmentation: {_augmentation_text(c)}; label smoothing {c.label_smoothing:g}",
+        f"          augmentation: {_augmentation_text(c, plan.source)}; "
+        f"label smoothing {c.label_smoothing:g}",
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
+    return lines[:1] + _source_lines(plan) + lines[1:4] + _phase_lines(plan) + lines[4:]
+
+
+def _source_lines(plan: Plan) -> List[str]:
+    """The network's origin, and for a pretrained backbone its two phases."""
+    s, c = plan.source, plan.config
+    if s.kind == "module_file":
+        return [f"          module file {s.path} (sha256 {s.sha256[:12]})"]
+    if s.kind != "backbone":
+        return []
+    weights = {"imagenet": "ImageNet, through Keras (cached in ~/.keras/models)",
+               NO_WEIGHTS: "none: random init, every layer trains from the start"}
+    return [f"          weights {weights.get(s.weights, s.weights)}"
+            + (f" (sha256 {s.weights_sha256[:12]})" if s.weights_sha256 else "")]
+
+
+def _phase_lines(plan: Plan) -> List[str]:
+    """A pretrained backbone's two phases."""
+    c, lines = plan.config, []
+    if plan.fine_tunes:
+        head = (head_epochs(c.epochs, defaults.FINE_TUNE_HEAD_SHARE) if c.epochs
+                else f"{defaults.FINE_TUNE_HEAD_SHARE:.0%} of the")
+        rest = c.epochs - head if c.epochs else "the other"
+        lines.append(f"          phase 1: {head} epochs train the new head, backbone "
+                     f"frozen (batch norm in inference mode), lr {c.learning_rate:g}")
+        lines.append(f"          phase 2: {rest} epochs also train the backbone's top "
+                     f"blocks (batch norm stays frozen), lr {plan.fine_tune_learning_rate:g}")
     return lines
 
 
-def _augmentation_text(c: PipelineConfig) -> str:
+def _augmentation_text(c: PipelineConfig, source: ModelSource) -> str:
+    if source.augment:
+        return "the module file's augment(images, params)"
     parts = [f"random resized crop (area >= {c.augment_scale:g})" if c.augment_scale else "",
              f"pad-and-crop {c.augment_crop} px" if c.augment_crop else "",
              "horizontal flip" if c.augment_flip else "",

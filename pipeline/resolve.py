@@ -11,6 +11,7 @@ from components.image_example_gen.formats import list_dataset
 from pipeline.config import PipelineConfig
 from pipeline.data_facts import data_facts
 from pipeline.memory_check import MemoryEstimate, check_fits, estimate, memory_limit
+from pipeline.model_source import check_model, read_source
 from pipeline.plan import Plan, make_plan
 
 # Beyond this, per-class evaluation slices and the report stop being useful,
@@ -44,14 +45,19 @@ def resolve_plan(config: PipelineConfig, hardware: Optional[str] = None,
 
     Raises:
       DatasetError: no usable data, or too few or too many classes.
-      UsageError: the training would not fit in memory (names the flags).
+      UsageError: the training would not fit in memory (names the flags); a
+        module or weights file that cannot be used (names the file).
     """
+    source = read_source(config)
     options = config.ingest_options()
     listing = list_dataset(config.data, options)
     check_classes(config.data, listing.classes)
     limit = limit or memory_limit()
     plan = make_plan(config, data_facts(config.data, listing, options),
-                     hardware or detect_hardware(config), limit)
+                     hardware or detect_hardware(config), limit, source)
+    c = plan.config
+    check_model(plan.trainer_params(), (c.image_size, c.image_size, c.channels),
+                plan.facts.classes or 2)
     found = estimate(plan, plan.facts.classes or 2, limit)
     check_fits(found, plan)
     return plan, found
