@@ -1,0 +1,82 @@
+"""`imagepipe run` end to end with a user's module file, and with a fine-tuned backbone."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_e2e_photos import make_photos
+
+pytestmark = pytest.mark.slow
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(REPO, "modules", "examples", "tiny_convnet.py")
+
+
+def _run(*args):
+    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+    result = subprocess.run([script, "run", *args], capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def _summary(output):
+    return json.loads((output / "summary.json").read_text())
+
+
+def test_the_example_module_file_trains_ships_and_reruns_when_edited(tmp_path):
+    module, output = tmp_path / "tiny_convnet.py", tmp_path / "out"
+    shutil.copy(EXAMPLE, module)
+    flags = ["--module-file", str(module), "--output", str(output), "--train-steps", "120",
+             "--accuracy-threshold", "0.5", "--quantize", "dynamic"]
+    stdout = _run(*flags)
+    assert f"module file {module} (sha256 " in stdout
+    summary = _summary(output)
+    assert summary["model_source"] == {
+        "kind": "module_file", "name": "module", "path": str(module), "augment": True,
+        "sha256": hashlib.sha256(module.read_bytes()).hexdigest()}
+    assert summary["eval"]["accuracy"] >= 0.5
+    assert summary["pushed"]["serving"] and summary["pushed"]["tflite"]
+    # Unchanged: the Trainer is cached. Edited: it trains again.
+    assert "Trainer" in _summary_after(flags, output)["cached"]
+    module.write_text(module.read_text() + "\n# tuned\n")
+    assert "Trainer" not in _summary_after(flags, output)["cached"]
+
+
+def _summary_after(flags, output):
+    _run(*flags)
+    return _summary(output)
+
+
+def _backbone_file(output):
+    found = sorted((output / "tfx" / "Trainer" / "model_run").rglob("backbone_weights.h5"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_a_backbone_saved_by_one_run_is_fine_tuned_in_two_phases_by_the_next(tmp_path):
+    photos = make_photos(tmp_path / "photos")
+    common = ["--data", str(photos), "--model", "mobilenet_v2", "--image-size", "32",
+              "--batch-size", "8", "--accuracy-threshold", "0"]
+    first = tmp_path / "first"
+    _run(*common, "--weights", "none", "--train-steps", "4", "--quantize", "none",
+         "--output", str(first))
+    weights, second = _backbone_file(first), tmp_path / "second"
+    stdout = _run(*common, "--weights", str(weights), "--train-steps", "12",
+                  "--output", str(second))
+    assert "phase 1:" in stdout and "phase 2:" in stdout
+    assert " head  loss" in stdout and "fine-tune: " in stdout and " fine-tune  loss" in stdout
+    summary = _summary(second)
+    assert summary["model_source"] == {
+        "kind": "backbone", "name": "mobilenet_v2", "weights": str(weights),
+        "weights_sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
+    phases = [p["phase"] for p in summary["training"]["phases"]]
+    assert phases == ["head", "fine-tune"]
+    tflite = summary["pushed"]["tflite"]
+    assert tflite and json.loads(
+        (second / "tflite" / "imagepipe" / os.path.basename(tflite) / "model_info.json")
+        .read_text())["quantization"] == "int8"
