@@ -1,0 +1,51 @@
+"""Each Keras Applications backbone converts to full-integer TFLite and passes the parity gate."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.image_pusher import tflite
+from modules.backbones import build_backbone_model
+from modules.model import compile_model
+from modules.params import BACKBONE_NAMES
+
+pytestmark = pytest.mark.slow
+SIDE, MEAN, STD = 32, np.array([0.5, 0.5, 0.5]), np.array([0.25, 0.25, 0.25])
+
+
+def _data(seed, count=64):
+    """Two classes a backbone separates after a few steps: dark and bright images."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, count)
+    pixels = rng.uniform(0, 120, (count, SIDE, SIDE, 3)).astype(np.float32)
+    pixels[labels == 1] += 120.0
+    return pixels, labels
+
+
+def _saved_model(name, path) -> str:
+    """A briefly trained backbone classifier with the Trainer's serving_tensor signature."""
+    model = build_backbone_model(name, (SIDE, SIDE, 3), 2, None, MEAN, STD)
+    compile_model(model, "adam", 1e-3, 1)
+    pixels, labels = _data(seed=1)
+    model.fit((pixels / 255.0 - MEAN) / STD, np.eye(2)[labels], epochs=3, batch_size=16,
+              verbose=0)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, SIDE, SIDE, 3], tf.float32,
+                                                name="pixels")])
+    def serve(pixels):
+        probabilities = model((pixels / 255.0 - MEAN) / STD, training=False)
+        return {"probabilities": probabilities, "class_id": tf.argmax(probabilities, -1)}
+
+    model.save(str(path), save_format="tf", signatures={tflite.SIGNATURE: serve})
+    return str(path)
+
+
+@pytest.mark.parametrize("name", BACKBONE_NAMES)
+def test_each_backbone_converts_to_int8_and_passes_the_gate(name, tmp_path):
+    saved = _saved_model(name, tmp_path / name)
+    pixels, labels = _data(seed=2)
+    model = tflite.convert(saved, "int8", representative=_data(seed=3)[0][:32])
+    result = tflite.parity(saved, model, [(pixels, labels)], tolerance=0.05)
+    assert result["ok"], result
+    got, want = (tflite.tflite_probabilities(model, pixels),
+                 tflite.saved_model_probabilities(saved, pixels))
+    assert np.mean(got.argmax(-1) == want.argmax(-1)) >= 0.9
