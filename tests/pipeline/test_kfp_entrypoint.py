@@ -1,6 +1,10 @@
 """The Kubeflow entrypoint gives emptied input artifact types back from the inputs spec."""
 import json
 
+import pytest
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+
 from pipeline.kfp_entrypoint import INPUTS_SPEC_FLAG, INVOCATION_FLAG, restore_types, \
     with_restored_types
 
@@ -43,3 +47,18 @@ def test_only_the_invocation_argument_changes():
 def test_without_an_inputs_spec_nothing_changes():
     argv = ["prog", INVOCATION_FLAG, json.dumps(_invocation({"instanceSchema": ""}))]
     assert with_restored_types(argv) == argv
+
+
+def test_tfxs_own_parsing_fails_on_the_empty_type_and_accepts_the_restored_one():
+    """Why the entrypoint exists: if TFX learns to cope with the empty type, this fails."""
+    from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_entrypoint_utils as tfx_utils
+    from tfx.types import standard_artifacts
+
+    def parse(invocation):
+        executor_input = json_format.ParseDict(invocation, pipeline_spec_pb2.ExecutorInput())
+        return tfx_utils.parse_raw_artifact_dict(executor_input.inputs.artifacts)
+
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'get'"):
+        parse(_invocation({"instanceSchema": ""}))
+    [examples] = parse(restore_types(_invocation({"instanceSchema": ""}), SPEC))["examples"]
+    assert isinstance(examples, standard_artifacts.Examples)
