@@ -30,6 +30,11 @@ PIPELINE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
 # The image's WORKDIR (kubeflow/Dockerfile), where setup.py is copied; see
 # pipeline/beam_deps.py for why Beam is told about it.
 CONTAINER_SETUP_FILE = "/imagepipe/setup.py"
+# TFX's container entrypoint, and ours, which restores the input artifact types
+# open-source KFP empties before handing over to it (see pipeline/kfp_entrypoint.py).
+TFX_ENTRYPOINT = ["python", "-m",
+                  "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"]
+KUBEFLOW_ENTRYPOINT = ["python", "-m", "pipeline.kfp_entrypoint"]
 
 
 def dataflow_args(project: str, region: str, temp_location: str, image: str) -> List[str]:
@@ -119,20 +124,31 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
         with open(os.path.join(staging, "pipeline" + suffix)) as f:
             text = f.read()
     if target == "kubeflow":
-        text = _finish_kubeflow(text, accelerator)
+        text = _finish_kubeflow(text, accelerator, config.pipeline_root)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         f.write(text)
     return output_file
 
 
-def _finish_kubeflow(text: str, accelerator: Optional[Accelerator]) -> str:
-    """Checks the spec has no resolver; appends the platform spec for node selectors."""
+def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str) -> str:
+    """Checks the spec has no resolver; points its containers at our entrypoint; sets
+    defaultPipelineRoot; appends the platform spec for node selectors.
+
+    TFX writes the root only into a PipelineJob (Vertex). Without it in the
+    PipelineSpec, open-source KFP puts the artifacts of a run submitted
+    without a root under the cluster's default root, not --pipeline-root.
+    """
     spec = yaml.safe_load(text)
-    resolvers = [label for label, executor in spec["deploymentSpec"]["executors"].items()
-                 if "resolver" in executor]
+    executors = spec["deploymentSpec"]["executors"]
+    resolvers = [label for label, executor in executors.items() if "resolver" in executor]
     if resolvers:  # a bug here, not a user error: open-source KFP would fail at run time
         raise RuntimeError(f"resolver executors in the kubeflow target: {resolvers}")
+    for executor in executors.values():
+        if executor["container"]["command"] == TFX_ENTRYPOINT:
+            executor["container"]["command"] = KUBEFLOW_ENTRYPOINT
+    spec["defaultPipelineRoot"] = pipeline_root
+    text = yaml.safe_dump(spec, sort_keys=False)
     if not accelerator:
         return text
     label = spec["root"]["dag"]["tasks"][TRAINER_ID]["componentRef"]["name"]

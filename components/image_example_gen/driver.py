@@ -38,6 +38,23 @@ def tree_fingerprint(root: str) -> str:
     return f"files:{len(paths)},sha256:{digest.hexdigest()}"
 
 
+def record_input_without_driver(examples, exec_properties) -> None:
+    """What the driver would have recorded on `examples`: span 0 and the input fingerprint.
+
+    For orchestrators that never run the driver: TFX attaches an ExampleGen's
+    driver on Kubeflow only to FileBasedExampleGen, and as a `pre_cache_check`
+    hook, which neither open-source KFP nor kfp.local runs. No-op when the
+    driver did run (its fingerprint is in `exec_properties`).
+    """
+    if exec_properties.get(utils.FINGERPRINT_PROPERTY_NAME):
+        return
+    driver.update_output_artifact({
+        utils.FINGERPRINT_PROPERTY_NAME: tree_fingerprint(
+            exec_properties[standard_component_specs.INPUT_BASE_KEY]),
+        utils.SPAN_PROPERTY_NAME: 0, utils.VERSION_PROPERTY_NAME: None},
+        examples.mlmd_artifact)
+
+
 class ImageExampleGenDriver(driver.FileBasedDriver):
     """Resolves exec properties as TFX does, then replaces the input fingerprint."""
 

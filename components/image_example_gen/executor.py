@@ -14,6 +14,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
+from components.image_example_gen.driver import record_input_without_driver
 from components.image_example_gen.formats import list_dataset
 from components.image_example_gen.ingest import SPLITS, IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
@@ -35,6 +36,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         options = IngestOptions.from_json(exec_properties.get(OPTIONS_KEY))
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         listing = list_dataset(root, options)
+        record_input_without_driver(examples, exec_properties)
         examples.split_names = artifact_utils.encode_split_names(list(SPLITS))
         split_dirs = {s: artifact_utils.get_split_uri([examples], s) for s in SPLITS}
         with self._make_beam_pipeline() as pipeline:

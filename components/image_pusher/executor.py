@@ -9,10 +9,11 @@ from tfx import types
 from tfx.components.pusher import executor as pusher_executor
 from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import io_utils, proto_utils
+from tfx.utils import proto_utils
 
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.tflite_push import push_tflite
+from components.image_pusher.tree_copy import copy_tree
 from components.image_pusher.versions import next_version, publish, pushed_version_of
 
 
@@ -47,7 +48,7 @@ class Executor(pusher_executor.Executor):
             serving_path = os.path.join(base, str(version))
         write_serving_configs(os.path.dirname(base))
         self._push_tflite(input_dict, exec_properties, model_path, version, model_push)
-        io_utils.copy_dir(model_path, model_push.uri)
+        copy_tree(model_path, model_push.uri)
         self._MarkPushed(model_push, pushed_destination=serving_path,
                          pushed_version=str(version))
 

@@ -25,6 +25,8 @@ import time
 import uuid
 from typing import List, Optional
 
+from components.image_pusher.tree_copy import copy_tree
+
 PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
 COMMIT_FILE = "saved_model.pb"  # written last on object stores
 
@@ -137,16 +139,10 @@ def _publish_to_object_store(source_dir: str, final: str, commit_file: str,
     gfile = _gfile()
     if gfile.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten")
-    files = []
-    for root, _, names in gfile.walk(source_dir):
-        files += [os.path.relpath(os.path.join(root, n), source_dir) for n in names]
-    files.sort(key=lambda rel: rel == commit_file)  # stable: the commit file moves last
     try:
         for rel, text in extra.items():
             _write(gfile, os.path.join(final, rel), text)
-        for rel in files:
-            gfile.makedirs(os.path.dirname(os.path.join(final, rel)))
-            gfile.copy(os.path.join(source_dir, rel), os.path.join(final, rel))
+        copy_tree(source_dir, final, last=commit_file)
     except BaseException:
         if gfile.exists(final):
             gfile.rmtree(final)

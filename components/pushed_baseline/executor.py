@@ -5,8 +5,9 @@ from typing import Any, Dict, List
 from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
-from tfx.utils import io_utils, path_utils
+from tfx.utils import path_utils
 
+from components.image_pusher.tree_copy import copy_tree
 from components.pushed_baseline.latest import latest_other_than
 
 # The output is `model`, as a resolver's is, so the Evaluator wiring is the same.
@@ -27,5 +28,5 @@ class Executor(base_executor.BaseExecutor):
         found = latest_other_than(exec_properties[SERVING_DIR_KEY], candidate.uri)
         baseline.set_int_custom_property(NO_BASELINE, 0 if found else 1)
         if found:
-            io_utils.copy_dir(found, path_utils.serving_model_path(baseline.uri))
+            copy_tree(found, path_utils.serving_model_path(baseline.uri))
             baseline.set_string_custom_property("pushed_version", os.path.basename(found))

@@ -18,7 +18,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from pipeline.accelerators import parse_accelerator
 from pipeline.config import PipelineConfig
-from pipeline.kubeflow_compile import compile_pipeline
+from pipeline.kubeflow_compile import KUBEFLOW_ENTRYPOINT, TFX_ENTRYPOINT, compile_pipeline
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 IMAGE = "us-docker.pkg.dev/proj/imagepipe/pipeline:1.0"
@@ -75,8 +75,9 @@ def test_every_task_runs_a_container_of_the_image(compiled, name):
             continue
         container = executor["container"]
         assert container["image"] == IMAGE
-        assert container["command"] == [
-            "python", "-m", "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"]
+        # Open-source KFP empties input types; our entrypoint restores them for TFX's.
+        assert container["command"] == (KUBEFLOW_ENTRYPOINT if VARIANTS[name][0] == "kubeflow"
+                                        else TFX_ENTRYPOINT)
         assert "--executor_class_path" in container["args"] and "{{$}}" in container["args"]
 
 
@@ -90,6 +91,11 @@ def test_kubeflow_has_no_resolver_and_takes_the_baseline_from_the_push_destinati
         assert evaluator["taskOutputArtifact"]["producerTask"] == "pushed_baseline"
         serving_dir = tasks["pushed_baseline"]["inputs"]["parameters"]["serving_dir"]
         assert serving_dir["runtimeValue"]["constant"] == "gs://bucket/imagepipe/serving/imagepipe"
+
+
+def test_kubeflow_names_its_pipeline_root(compiled):
+    """TFX writes the root only into Vertex's PipelineJob; a KFP run needs it in the spec."""
+    assert compiled["kubeflow"][0]["defaultPipelineRoot"] == CONFIG.pipeline_root
 
 
 def test_vertex_keeps_tfxs_resolver(compiled):

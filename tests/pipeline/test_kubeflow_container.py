@@ -80,6 +80,8 @@ def test_image_example_gen_runs_from_its_compiled_command_line(tmp_path, make_im
     artifact = output["artifacts"]["examples"]["artifacts"][0]
     assert artifact["uri"] == str(examples)
     assert json.loads(artifact["metadata"]["split_names"]) == ["train", "eval"]
+    # The driver's work, done by the executor: KFP never runs the driver.
+    assert artifact["metadata"]["input_fingerprint"].startswith("files:12,sha256:")
 
 
 def test_the_baseline_step_copies_the_last_pushed_model_not_the_candidates(tmp_path):
