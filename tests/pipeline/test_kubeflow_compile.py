@@ -188,3 +188,16 @@ def test_compiling_writes_nothing_under_the_pipeline_root(tmp_path):
     config = CONFIG.replace(output=str(tmp_path / "root"))
     compile_pipeline(config, "kubeflow", IMAGE, str(tmp_path / "spec.yaml"))
     assert not (tmp_path / "root").exists()
+
+
+def test_a_module_files_text_travels_in_the_compiled_spec(tmp_path):
+    from modules.params import CUSTOM_CONFIG_KEY
+    module = pathlib.Path(__file__).parents[2] / "modules" / "examples" / "tiny_convnet.py"
+    path = tmp_path / "spec.yaml"
+    compile_pipeline(CONFIG.replace(module_file=str(module)), "kubeflow", IMAGE, str(path), None)
+    spec = next(yaml.safe_load_all(path.read_text()))
+    trainer = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
+    custom = json.loads(trainer["custom_config"]["runtimeValue"]["constant"])
+    params = custom[CUSTOM_CONFIG_KEY]
+    assert params["model"] == "module" and params["module_source"] == module.read_text()
+    assert params["module_file"] == str(module)
