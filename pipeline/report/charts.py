@@ -4,7 +4,7 @@ matplotlib with the Agg backend, so they render on machines without a
 display (CI, containers, ssh sessions).
 """
 import math
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import matplotlib
 
@@ -119,13 +119,20 @@ def per_class(accuracy: Dict[str, float], overall: float, path: str) -> str:
     return _save(fig, path)
 
 
-def curves(history: Dict[str, Dict[str, List[float]]], path: str) -> str:
-    """Loss and accuracy per epoch, train against validation."""
+def curves(history: Dict[str, Dict[str, List[float]]], path: str,
+           head_epochs: Optional[int] = None) -> str:
+    """Loss and accuracy per epoch, train against validation.
+
+    `head_epochs`: a two-phase fine-tuning's first phase; a line marks where
+    the backbone's top blocks started training.
+    """
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, metric in zip(axes, ("loss", "accuracy")):
         for split, style in (("train", "-o"), ("validation", "--s")):
             values = history.get(split, {}).get(metric, [])
             ax.plot(range(1, len(values) + 1), values, style, label=split, markersize=3)
+        if head_epochs:
+            ax.axvline(head_epochs + 0.5, color="gray", linestyle=":", label="fine-tune starts")
         ax.set_xlabel("epoch")
         ax.set_title(metric)
         ax.legend()

@@ -6,7 +6,7 @@ Trainer's TensorBoard event files.
 """
 import glob
 import os
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -87,6 +87,14 @@ def transformed_samples(transform_uri: str, records: List[bytes],
     raw = tf.io.parse_example(tf.constant(records), output.raw_feature_spec())
     images = output.transform_features_layer()(raw)[IMAGE_XF].numpy()
     return {classes[label]: [images[i] for i in picked[label]] for label in sorted(picked)}
+
+
+def head_epochs(training: Optional[dict]) -> Optional[int]:
+    """Epochs run in a fine-tuning's first phase (head only), or None for one phase."""
+    phases = (training or {}).get("phases") or []
+    if len(phases) < 2:
+        return None
+    return len(phases[0]["epoch_seconds"])
 
 
 def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:

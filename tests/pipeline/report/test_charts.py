@@ -59,3 +59,18 @@ def test_confusion_per_class_and_curves_render(tmp_path):
     history = {"train": {"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]},
                "validation": {"loss": [0.8, 0.6, 0.5], "accuracy": [0.6, 0.7, 0.8]}}
     assert_real_picture(charts.curves(history, str(tmp_path / "t.png")))
+
+
+def test_two_phase_curves_mark_where_fine_tuning_starts(tmp_path):
+    from pipeline.report.collect import head_epochs
+    training = {"phases": [{"phase": "head", "epoch_seconds": [3.0, 2.0]},
+                           {"phase": "fine-tune", "epoch_seconds": [4.0, 4.0, 4.0]}]}
+    assert head_epochs(training) == 2
+    assert head_epochs({"phases": [{"phase": "train", "epoch_seconds": [1.0]}]}) is None
+    assert head_epochs(None) is None
+    history = {"train": {"loss": [1.0, 0.8, 0.5, 0.4, 0.3], "accuracy": [0.5] * 5},
+               "validation": {"loss": [0.9, 0.7, 0.6, 0.5, 0.5], "accuracy": [0.6] * 5}}
+    plain = charts.curves(history, str(tmp_path / "plain.png"))
+    marked = charts.curves(history, str(tmp_path / "marked.png"), head_epochs(training))
+    assert_real_picture(marked)
+    assert open(plain, "rb").read() != open(marked, "rb").read()
