@@ -57,6 +57,9 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
     from pipeline.model_source import read_source
     from pipeline.plan import DataFacts, make_plan
     source = read_source(config)  # the module file's text travels in the spec
+    if source.weights_sha256:  # a file on this machine, which no cluster pod can read
+        raise UsageError(f"--weights {config.weights}: a local file, which the cluster's "
+                         "Trainer cannot read; copy it to gs:// and pass that path")
     hardware = accelerator.kind if accelerator else "cpu"
     budget = defaults.DECODE_CACHE_BYTES * defaults.DECODE_CACHE_SHARE
     if "://" in config.data or not os.path.exists(config.data):

@@ -107,6 +107,8 @@ COMPILE = ["compile", "--target", "kubeflow", "--image", "example.com/imagepipe:
      ["--dataflow-project, --dataflow-region and --dataflow-temp-location"]),
     (["--data", "gs://b/d", "--image-size", "8", "--channels", "1", "--pipeline-name", "My_Pipe"],
      ["--pipeline-name 'My_Pipe'", "lowercase"]),
+    (["--data", "gs://b/d", "--image-size", "32", "--channels", "3", "--model", "resnet50",
+      "--weights", __file__], ["--weights", "a local file", "gs://"]),
 ])
 def test_compile_refuses_what_a_cluster_could_not_run(extra, words):
     _assert_one_line_error(_imagepipe(*COMPILE, *extra), *words)
