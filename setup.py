@@ -1,6 +1,6 @@
 """imagepipe: TFX pipeline components for image classification.
 
-Install with `bash scripts/install.sh` (or `make install`), not with plain pip:
+Install with `bash scripts/install.sh`, not with plain pip:
 tfx 1.16.0 declares Requires-Python <3.11 and must go in with
 --ignore-requires-python, after its dependencies (see README "Install").
 """

@@ -2,7 +2,8 @@
 
 Ingestion writes it beside the examples; the Trainer reads it there, and
 copies it into the SavedModel's assets.extra/ and the TFLite push, where
-`imagepipe predict` reads it. Light on imports, so the CLI can use it.
+`imagepipe predict` reads it. It imports TensorFlow (tf.io.gfile reads gs://
+too), so the CLI imports it only where TensorFlow is loaded anyway.
 """
 from typing import List
 
