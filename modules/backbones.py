@@ -9,8 +9,9 @@ and TFLite therefore need nothing backbone-specific.
     image -> ImageSummary -> BackboneInput -> backbone (training=False) ->
     global average pooling -> dropout -> softmax -> HistogramSummary
 
-The backbone always runs with training=False, so its batch norm stays in
-inference mode, frozen or not (Keras' transfer-learning guide).
+A backbone with weights runs with training=False, so its batch norm stays
+in inference mode, frozen or not (Keras' transfer-learning guide); one
+without weights trains from scratch, batch norm included.
 """
 import dataclasses
 import os
@@ -22,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
+from modules.photo_model import BN_MOMENTUM
 from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier
 
 IMAGENET = "imagenet"
@@ -189,10 +191,27 @@ def build_backbone_model(name: str, input_shape: Sequence[int], num_classes: int
     x = ImageSummary(name=IMAGE_SUMMARY)(inputs)
     x = BackboneInput(mean, std, backbone.scale, backbone.offset, backbone.bgr,
                       name="backbone_input")(x)
-    x = network(x, training=False)
+    if weights:
+        x = network(x, training=False)  # batch norm keeps the statistics it came with
+    else:
+        _train_batch_norm_from_scratch(network)
+        x = network(x)  # training mode in fit: batch norm learns its statistics
     x = keras.layers.GlobalAveragePooling2D()(x)
     x = keras.layers.Dropout(DROPOUT)(x)
     return keras.Model(inputs, classifier(x, num_classes), name=f"{name}_classifier")
+
+
+def _train_batch_norm_from_scratch(network: keras.Model) -> None:
+    """Batch norm momentum 0.9, as the photo model's, for a backbone without weights.
+
+    Keras Applications use 0.999 (MobileNetV2) or 0.99: from random init,
+    a few hundred steps leave the moving statistics near their initial 0
+    and 1, and the inference-mode network predicts one class (flowers:
+    0.24 eval accuracy, docs/models.md).
+    """
+    for layer in network.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            layer.momentum = BN_MOMENTUM
 
 
 def backbone_of(model: keras.Model) -> keras.Model:

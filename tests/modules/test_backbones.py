@@ -139,3 +139,27 @@ def test_efficientnet_weights_from_keras_imagenet_graph_keep_its_value_scale(tmp
     again = build_network("efficientnet_b0", 32, str(tmp_path / backbones.BACKBONE_WEIGHTS_FILE))
     again_norm = next(l for l in again.layers if isinstance(l, keras.layers.Normalization))
     np.testing.assert_allclose(again_norm(pixels).numpy(), want.numpy(), rtol=1e-5)
+
+
+def _moving_mean(model):
+    network = backbone_of(model)
+    layer = next(l for l in network.layers if isinstance(l, keras.layers.BatchNormalization))
+    return layer.moving_mean.numpy().copy()
+
+
+@pytest.mark.parametrize("pretrained", [False, True])
+def test_batch_norm_learns_from_scratch_and_keeps_pretrained_statistics(tmp_path, pretrained):
+    weights = None
+    if pretrained:
+        weights = str(tmp_path / "w.h5")
+        keras.applications.MobileNetV2(include_top=False, weights=None,
+                                       input_shape=(32, 32, 3)).save_weights(weights)
+    model = build_backbone_model("mobilenet_v2", (32, 32, 3), 4, weights, MEAN, STD)
+    if pretrained:
+        unfreeze_top(model, "mobilenet_v2")  # phase 2: batch norm stays in inference mode
+    model.compile("adam", "categorical_crossentropy")
+    before = _moving_mean(model)
+    pixels, labels = _digits(count=32)
+    model.fit((pixels / 255.0 - MEAN) / STD, labels, epochs=1, batch_size=16, verbose=0)
+    changed = not np.allclose(before, _moving_mean(model))
+    assert changed is not pretrained
