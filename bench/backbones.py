@@ -132,6 +132,16 @@ def flowers(data: str, scratch_epochs: int) -> list:
     return rows
 
 
+def _previous() -> dict:
+    import json
+    from bench.common import RESULTS_DIR
+    path = os.path.join(RESULTS_DIR, "backbones.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8, help="timed batches per phase")
@@ -141,7 +151,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args(argv)
     import tensorflow as tf  # noqa: F401  (before tf_keras, with TF_USE_LEGACY_KERAS)
-    payload = {"machine": machine_info(), "batch": BATCH}
+    # A part run alone keeps the other part's last figures (same file).
+    payload = {**_previous(), "machine": machine_info(), "batch": BATCH}
     if not args.skip_throughput:
         payload["throughput"] = throughput(args.steps)
     if args.flowers:
