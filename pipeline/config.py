@@ -20,6 +20,11 @@ DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 # on every core anyway (bench/ingest: 1.60x the plain loop in process, 0.56x
 # with 2 Beam processes).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
+# `imagepipe predict --data`: images per call of the serving_image signature.
+# Each is decoded at full size inside the call before the resize, so the
+# batch bounds memory for large photos; Beam adapts up to it from 1.
+BATCH_PREDICT_MAX_BATCH = 64
+BATCH_PREDICT_PROGRESS_SECONDS = 10.0  # a progress line at most this often
 
 
 class ConfigError(ValueError):
@@ -267,6 +272,16 @@ WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
 # in memory after the first epoch; larger ones are cached in a file.
 DECODE_CACHE_BYTES = 1 << 30
 DECODE_CACHE_SHARE = 8
+
+# The Pusher's warmup records and serving check (components/image_pusher/push.py).
+SERVING_CHECK = {
+    "warmup_records": 100,  # eval images, one request each; TF Serving replays at most 1,000
+    "warmup_max_bytes": 8 << 20,  # the file is copied into every version: bound camera photos
+    "warmup_batch_sizes": [8, 32],  # batches batching.config's max_batch_size lets form
+    "rest_requests": 32,  # timed single-image REST requests, for p50/p99
+    "atol": 1e-4,  # REST answers vs the Evaluator's signature, per probability
+    "timeout_s": 600,  # a load that hangs fails the check instead of the run
+}
 
 _THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a failed one "
                   "well below (docs/training.md)")

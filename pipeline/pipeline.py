@@ -29,7 +29,7 @@ from components.image_example_gen.encode import LABEL_KEY
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
 from pipeline.beam_deps import with_setup_file
-from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.config import REPO_ROOT, SERVING_CHECK, PipelineConfig
 from pipeline.plan import Plan
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
@@ -143,7 +143,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
-        examples=example_gen.outputs["examples"], tflite_dir=config.tflite_dir,
+        examples=example_gen.outputs["examples"], serving_check=SERVING_CHECK,
+        tflite_dir=config.tflite_dir,
         quantize=config.quantize, parity_tolerance=config.tflite_tolerance,
     ).with_id("Pusher")
     return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,

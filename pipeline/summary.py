@@ -165,13 +165,16 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
 
 def _pushed_section(store, pusher) -> dict:
     pushed = outputs(store, pusher).get("PushedModel") if pusher else None
+    check = prop(pushed, "serving_check") if pushed is not None else None
+    check = json.loads(check) if check else None
     if pushed is None or prop(pushed, "pushed") != 1:
-        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None}
+        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
+                "serving_check": check}
     gate = prop(pushed, "tflite_parity")
     return {"serving": prop(pushed, "pushed_destination"),
             "tflite": prop(pushed, "tflite_destination") or None,
             "version": int(prop(pushed, "pushed_version")),
-            "tflite_gate": json.loads(gate) if gate else None}
+            "tflite_gate": json.loads(gate) if gate else None, "serving_check": check}
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:
@@ -237,6 +240,18 @@ def _training_line(training: Optional[dict]) -> List[str]:
             f"epoch ({training['first_epoch_s']:.1f}s)"]
 
 
+def _serving_check_line(check: Optional[dict]) -> List[str]:
+    if not check:
+        return []
+    if not check["ok"]:
+        return [f"serving   check FAILED, not pushed: {check['reason']}"]
+    if check.get("p50_ms") is None:
+        return [f"serving   {check['reason']}"]
+    return [f"serving   check passed: {check['warmup_records']} warmup requests replayed, "
+            f"{check['rest_requests']} REST requests p50 {check['p50_ms']:.1f} ms, "
+            f"p99 {check['p99_ms']:.1f} ms"]
+
+
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
@@ -251,6 +266,7 @@ def format_summary(summary: dict) -> str:
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
         f"pushed    {pushed['serving'] or 'nothing'}",
+        *_serving_check_line(pushed.get("serving_check")),
         *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
           if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),

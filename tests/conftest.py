@@ -68,6 +68,16 @@ def make_image():
     return write_image
 
 
+@pytest.fixture(scope="session")
+def exported_model(tmp_path_factory):
+    """A real exported SavedModel (three signatures, Transform inside) and its examples.
+
+    Session-wide because it costs seconds; tests must copy it before changing it.
+    """
+    from tests.transformed import export_tiny_model
+    return export_tiny_model(tmp_path_factory.mktemp("exported"), write_image)
+
+
 @pytest.fixture
 def mnist_subset(tmp_path) -> pathlib.Path:
     """A class-per-folder copy of the first 10 real digits of each class (100 PNGs)."""

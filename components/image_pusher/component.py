@@ -1,4 +1,4 @@
-"""ImagePusher: TFX's Pusher spec plus the examples (for the TFLite gate), with our executor."""
+"""ImagePusher: TFX's Pusher spec plus the examples (warmup, TFLite gate), with our executor."""
 import json
 from typing import Optional
 
@@ -22,6 +22,10 @@ class ImagePusherSpec(standard_component_specs.PusherSpec):
 class ImagePusher(base_component.BaseComponent):
     """Pushes the blessed model to a TF Serving base directory, atomically, and to TFLite.
 
+    Before anything is published, the serving check (push.py) loads the model
+    in a fresh process, replays its warmup records and answers REST requests;
+    `serving_check` holds its settings (pipeline/config.py SERVING_CHECK).
+
     Also writes models.config and batching.config one level up, for
     `tensorflow_model_server --model_config_file`. With `tflite_dir`, the
     model is converted (`quantize`) and pushed there only if its eval-split
@@ -34,12 +38,13 @@ class ImagePusher(base_component.BaseComponent):
     def __init__(self, model: types.BaseChannel, model_blessing: types.BaseChannel,
                  push_destination: pusher_pb2.PushDestination,
                  examples: Optional[types.BaseChannel] = None,
-                 tflite_dir: Optional[str] = None, quantize: str = "dynamic",
-                 parity_tolerance: float = 0.01):
+                 *, serving_check: dict, tflite_dir: Optional[str] = None,
+                 quantize: str = "dynamic", parity_tolerance: float = 0.01):
         tflite = {"tflite_dir": tflite_dir, "quantize": quantize,
                   "parity_tolerance": parity_tolerance} if tflite_dir else None
         spec = ImagePusherSpec(
             model=model, model_blessing=model_blessing, examples=examples,
-            push_destination=push_destination, custom_config=json.dumps(tflite),
+            push_destination=push_destination,
+            custom_config=json.dumps({"tflite": tflite, "serving_check": serving_check}),
             pushed_model=types.Channel(type=standard_artifacts.PushedModel))
         super().__init__(spec=spec)

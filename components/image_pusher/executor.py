@@ -1,8 +1,11 @@
-"""TFX adapter: the stock Pusher executor, with an atomic versioned push (versions.py)
-and, when configured, a TFLite version that must pass the parity gate (tflite_push.py)."""
+"""TFX adapter: the stock Pusher executor's inputs and outputs over push.py.
+
+The blessing check is TFX's; the push (warmup records, the serving check, an
+atomic versioned SavedModel and, when configured, a TFLite version that must
+pass the parity gate) is push.push. What happened goes into the PushedModel's
+custom properties, which summary.json reads.
+"""
 import json
-import logging
-import os
 from typing import Any, Dict, List
 
 from tfx import types
@@ -11,10 +14,8 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-from components.image_pusher.serving_config import write_serving_configs
-from components.image_pusher.tflite_push import push_tflite
+from components.image_pusher.push import push
 from components.image_pusher.tree_copy import copy_tree
-from components.image_pusher.versions import next_version, publish, pushed_version_of
 
 
 # The optional input with the examples: eval split for parity, train for int8 calibration.
@@ -27,51 +28,35 @@ class Executor(pusher_executor.Executor):
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
-        """Checks the blessing, publishes the version, then updates the serving configs."""
+        """Checks the blessing, then pushes; records the outcome on the PushedModel."""
         self._log_startup(input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.PUSHED_MODEL_KEY])
         if not self.CheckBlessing(input_dict):
             self._MarkNotPushed(model_push)
             return
-        model_path = self.GetModelPath(input_dict)
         destination = pusher_pb2.PushDestination()
         proto_utils.json_to_proto(
             exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
-        base = destination.filesystem.base_directory
-        model_uri = self._model_uri(input_dict)
-        version = pushed_version_of(base, model_uri)  # an interrupted earlier push
-        if version is None:
-            version = next_version(base)
-            serving_path = publish(model_path, base, version, source_uri=model_uri)
-        else:
-            serving_path = os.path.join(base, str(version))
-        write_serving_configs(os.path.dirname(base))
-        self._push_tflite(input_dict, exec_properties, model_path, version, model_push)
-        copy_tree(model_path, model_push.uri)
-        self._MarkPushed(model_push, pushed_destination=serving_path,
-                         pushed_version=str(version))
-
-    @staticmethod
-    def _model_uri(input_dict) -> str:
-        return artifact_utils.get_single_instance(
-            input_dict[standard_component_specs.MODEL_KEY]).uri
-
-    def _push_tflite(self, input_dict, exec_properties, model_path, version, model_push):
-        """The TFLite version, if configured; the outcome goes into custom properties."""
         config = json.loads(exec_properties.get(standard_component_specs.CUSTOM_CONFIG_KEY)
-                            or "null")
-        if not config or not input_dict.get(EXAMPLES_KEY):
+                            or "null") or {}
+        examples = input_dict.get(EXAMPLES_KEY)
+        model_path = self.GetModelPath(input_dict)
+        outcome = push(model_path, artifact_utils.get_single_instance(
+                           input_dict[standard_component_specs.MODEL_KEY]).uri,
+                       destination.filesystem.base_directory,
+                       artifact_utils.get_single_instance(examples).uri if examples else None,
+                       config.get("tflite"), config["serving_check"])
+        model_push.set_string_custom_property("serving_check",
+                                              json.dumps(outcome["serving_check"]))
+        if not outcome["pushed"]:
+            self._MarkNotPushed(model_push)
             return
-        examples = artifact_utils.get_single_instance(input_dict[EXAMPLES_KEY])
-        try:
-            result = push_tflite(model_path, examples.uri, config["tflite_dir"], version,
-                                 config["quantize"], config["parity_tolerance"])
-        except Exception as e:  # noqa: BLE001  (the SavedModel is pushed; say why not TFLite)
-            logging.exception("TFLite push failed")
-            result = {"path": None, "parity": {"ok": False},
-                      "reason": f"TFLite conversion failed: {type(e).__name__}: "
-                                f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
-        model_push.set_string_custom_property("tflite_destination", result["path"] or "")
-        model_push.set_string_custom_property(
-            "tflite_parity", json.dumps({**result["parity"], "reason": result["reason"]}))
+        tflite = outcome["tflite"]
+        if tflite is not None:
+            model_push.set_string_custom_property("tflite_destination", tflite["path"] or "")
+            model_push.set_string_custom_property(
+                "tflite_parity", json.dumps({**tflite["parity"], "reason": tflite["reason"]}))
+        copy_tree(model_path, model_push.uri)
+        self._MarkPushed(model_push, pushed_destination=outcome["serving_path"],
+                         pushed_version=str(outcome["version"]))

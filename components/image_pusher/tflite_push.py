@@ -26,6 +26,17 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
     if is_complete(existing, commit_file="model.tflite"):
         return {"path": existing, "parity": {"ok": True},
                 "reason": "kept the version an interrupted earlier push completed"}
+    return publish_tflite(stage_tflite(saved_model_dir, examples_uri, version, quantize,
+                                       tolerance), base_dir, version)
+
+
+def stage_tflite(saved_model_dir: str, examples_uri: str, version: int, quantize: str,
+                 tolerance: float) -> dict:
+    """Converts and gates, into a local staging folder; nothing is published yet.
+
+    Returns {"staging": the folder or None (refused), "parity", "reason"}. The
+    caller publishes it (publish_tflite) or drops it (discard).
+    """
     size, _, channels = tflite.input_shape(saved_model_dir)
     representative: Optional = None
     if quantize == "int8":
@@ -35,7 +46,7 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
     parity = tflite.parity(saved_model_dir, model, tflite.split_batches(
         os.path.join(examples_uri, "Split-eval"), size, channels), tolerance)
     if not parity["ok"]:
-        return {"path": None, "parity": parity,
+        return {"staging": None, "parity": parity,
                 "reason": f"TFLite accuracy {parity['tflite_accuracy']:.4f} is more than "
                           f"{tolerance} below the SavedModel's {parity['saved_model_accuracy']:.4f}"
                           f" on the eval split; only the SavedModel was pushed"}
@@ -54,7 +65,22 @@ def push_tflite(saved_model_dir: str, examples_uri: str, base_dir: str, version:
         with open(os.path.join(staging, "model_info.json"), "w") as f:
             json.dump({**info, "parity": parity}, f, indent=2, ensure_ascii=False)
         os.chmod(staging, 0o755)  # mkdtemp's 0700 would hide the version from other users
-        path = publish(staging, base_dir, version, commit_file="model.tflite")
+    except BaseException:
+        discard({"staging": staging})
+        raise
+    return {"staging": staging, "parity": parity, "reason": "passed the parity gate"}
+
+
+def publish_tflite(staged: dict, base_dir: str, version: int) -> dict:
+    """Publishes a staged conversion as `<base_dir>/<version>/`; {"path", "parity", "reason"}."""
+    try:
+        path = (publish(staged["staging"], base_dir, version, commit_file="model.tflite")
+                if staged["staging"] else None)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return {"path": path, "parity": parity, "reason": "passed the parity gate"}
+        discard(staged)
+    return {"path": path, "parity": staged["parity"], "reason": staged["reason"]}
+
+
+def discard(staged: dict) -> None:
+    if staged.get("staging"):
+        shutil.rmtree(staged["staging"], ignore_errors=True)

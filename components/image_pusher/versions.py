@@ -23,7 +23,7 @@ import os
 import shutil
 import time
 import uuid
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from components.image_pusher.tree_copy import copy_tree
 
@@ -102,18 +102,21 @@ def pushed_version_of(base_dir: str, source_uri: str) -> Optional[int]:
 
 
 def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COMMIT_FILE,
-            source_uri: Optional[str] = None) -> str:
+            source_uri: Optional[str] = None, files: Optional[Dict[str, bytes]] = None) -> str:
     """Copies `source_dir` to `<base_dir>/<version>`, never half-visible; returns that path.
 
     `commit_file` is the file copied last on object stores. With `source_uri`
-    (the pushed Model artifact's URI), a provenance record is added. Raises
+    (the pushed Model artifact's URI), a provenance record is added; `files`
+    ({relative path: bytes}) are added too. Raises
     FileExistsError if the version exists. On any failure the partial copy is
     removed.
     """
     base_dir = str(base_dir)
     final = os.path.join(base_dir, str(version))
-    extra = {} if source_uri is None else {PROVENANCE_FILE: json.dumps(
-        {"version": version, "source_uri": source_uri, "pushed_at": time.time()})}
+    extra = dict(files or {})
+    if source_uri is not None:
+        extra[PROVENANCE_FILE] = json.dumps({"version": version, "source_uri": source_uri,
+                                             "pushed_at": time.time()}).encode()
     if not is_local(base_dir):
         return _publish_to_object_store(str(source_dir), final, commit_file, extra)
     if os.path.exists(final):
@@ -122,10 +125,10 @@ def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COM
     partial = os.path.join(base_dir, f".{version}.partial-{uuid.uuid4().hex[:8]}")
     try:
         shutil.copytree(source_dir, partial)
-        for rel, text in extra.items():
+        for rel, data in extra.items():
             os.makedirs(os.path.dirname(os.path.join(partial, rel)), exist_ok=True)
-            with open(os.path.join(partial, rel), "w") as f:
-                f.write(text)
+            with open(os.path.join(partial, rel), "wb") as f:
+                f.write(data)
         os.rename(partial, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
@@ -140,8 +143,8 @@ def _publish_to_object_store(source_dir: str, final: str, commit_file: str,
     if gfile.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten")
     try:
-        for rel, text in extra.items():
-            _write(gfile, os.path.join(final, rel), text)
+        for rel, data in extra.items():
+            _write(gfile, os.path.join(final, rel), data)
         copy_tree(source_dir, final, last=commit_file)
     except BaseException:
         if gfile.exists(final):
@@ -150,7 +153,7 @@ def _publish_to_object_store(source_dir: str, final: str, commit_file: str,
     return final
 
 
-def _write(gfile, path: str, text: str) -> None:
+def _write(gfile, path: str, data: bytes) -> None:
     gfile.makedirs(os.path.dirname(path))
-    with gfile.GFile(path, "w") as f:
-        f.write(text)
+    with gfile.GFile(path, "wb") as f:
+        f.write(data)

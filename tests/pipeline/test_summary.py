@@ -64,3 +64,24 @@ def test_format_summary_shows_the_numbers_that_matter():
 
 def test_no_warnings_when_all_data_was_used():
     assert data_warnings([], []) == []
+
+
+def _pushed_lines(pushed: dict) -> list:
+    text = format_summary({
+        "data": {"path": "/d", "classes": ["a"], "splits": {}, "skipped": 0, "ignored": 0,
+                 "empty_classes": [], "skipped_files": []},
+        "eval": {"accuracy": 0.9, "baseline_accuracy": None, "blessed": True, "reason": "ok"},
+        "pushed": pushed, "timings_s": {"total": 1.0}, "cached": []})
+    return [line for line in text.splitlines() if line.startswith(("pushed", "serving"))]
+
+
+def test_the_serving_check_is_shown_passed_or_as_why_nothing_was_pushed():
+    passed = {"ok": True, "reason": "r", "warmup_records": 102, "rest_requests": 32,
+              "p50_ms": 1.234, "p99_ms": 5.0}
+    assert _pushed_lines({"serving": "/s/1", "serving_check": passed}) == [
+        "pushed    /s/1", "serving   check passed: 102 warmup requests replayed, "
+        "32 REST requests p50 1.2 ms, p99 5.0 ms"]
+    failed = {"ok": False, "reason": "the SavedModel did not load: OSError: x"}
+    assert _pushed_lines({"serving": None, "serving_check": failed}) == [
+        "pushed    nothing",
+        "serving   check FAILED, not pushed: the SavedModel did not load: OSError: x"]

@@ -1,0 +1,103 @@
+"""One push: warmup records, the serving check, then the SavedModel and TFLite versions.
+
+Order, and why: the check's process starts first and gets its job as soon as
+the warmup file is written, so its TensorFlow import and the check itself
+overlap the TFLite conversion; nothing is published until the check has
+passed, and the TFLite version waits for the SavedModel's.
+"""
+import os
+import shutil
+import tempfile
+from typing import Optional
+
+from components.image_pusher import warmup
+from components.image_pusher.serving_check import ServingCheck
+from components.image_pusher.serving_config import write_serving_configs
+from components.image_pusher.tflite_push import discard, publish_tflite, stage_tflite
+from components.image_pusher.tflite_push import push_tflite
+from components.image_pusher.versions import next_version, publish, pushed_version_of
+
+
+def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str],
+         tflite: Optional[dict], check: dict) -> dict:
+    """Pushes a blessed model; returns what happened.
+
+    {"pushed": bool, "serving_path", "version", "serving_check": {...},
+     "tflite": {"path", "parity", "reason"} or None}. `tflite` is
+    {"tflite_dir", "quantize", "parity_tolerance"} or None; `check` holds
+    the serving check's settings (pipeline/config.py SERVING_CHECK).
+    """
+    version = pushed_version_of(base, model_uri)  # an interrupted earlier push
+    if version is not None:
+        serving_path = os.path.join(base, str(version))
+        write_serving_configs(os.path.dirname(base))
+        return {"pushed": True, "serving_path": serving_path, "version": version,
+                "serving_check": {"ok": True, "reason": "kept the version an interrupted "
+                                                        "earlier push published"},
+                "tflite": _tflite_again(model_path, examples_uri, tflite, version)}
+    version = next_version(base)
+    server = ServingCheck()
+    staged, workdir = None, tempfile.mkdtemp(prefix="imagepipe-push-")
+    try:
+        logs = warmup.warmup_logs(_images(examples_uri, check), os.path.basename(base),
+                                  check["warmup_batch_sizes"])
+        warmup_path = os.path.join(workdir, "tf_serving_warmup_requests")
+        warmup.write_logs(warmup_path, logs)
+        server.send(model_path, warmup_path, check["rest_requests"], check["atol"])
+        staged = _stage(model_path, examples_uri, tflite, version)
+        result = server.result(check["timeout_s"])
+        result["warmup_records"] = len(logs)
+        if not result["ok"]:
+            return {"pushed": False, "serving_path": None, "version": None,
+                    "serving_check": result, "tflite": None}
+        with open(warmup_path, "rb") as f:
+            serving_path = publish(model_path, base, version, source_uri=model_uri,
+                                   files={warmup.WARMUP_FILE: f.read()})
+        write_serving_configs(os.path.dirname(base))
+        published = publish_tflite(staged, tflite["tflite_dir"], version) if staged else None
+        staged = None
+        return {"pushed": True, "serving_path": serving_path, "version": version,
+                "serving_check": result, "tflite": published}
+    finally:
+        server.cancel()
+        if staged:
+            discard(staged)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _images(examples_uri: Optional[str], check: dict) -> list:
+    """Eval images for the warmup file; one blank PNG when there are no examples."""
+    if examples_uri:
+        images = [image for _, image in warmup.eval_records(
+            examples_uri, check["warmup_records"], check["warmup_max_bytes"])]
+        if images:
+            return images
+    import tensorflow as tf
+    return [tf.io.encode_png(tf.zeros([8, 8, 1], tf.uint8)).numpy()]
+
+
+def _stage(model_path, examples_uri, tflite, version) -> Optional[dict]:
+    """The TFLite conversion, staged; a failure is the TFLite push's reason, not the push's."""
+    if not tflite or not examples_uri:
+        return None
+    try:
+        return stage_tflite(model_path, examples_uri, version, tflite["quantize"],
+                            tflite["parity_tolerance"])
+    except Exception as e:  # noqa: BLE001  (the SavedModel is still pushed; say why not TFLite)
+        import logging
+        logging.exception("TFLite conversion failed")
+        text = str(e).strip()
+        return {"staging": None, "parity": {"ok": False},
+                "reason": f"TFLite conversion failed: {type(e).__name__}: "
+                          f"{text.splitlines()[0] if text else ''}"}
+
+
+def _tflite_again(model_path, examples_uri, tflite, version) -> Optional[dict]:
+    if not tflite or not examples_uri:
+        return None
+    try:
+        return push_tflite(model_path, examples_uri, tflite["tflite_dir"], version,
+                           tflite["quantize"], tflite["parity_tolerance"])
+    except Exception as e:  # noqa: BLE001
+        return {"path": None, "parity": {"ok": False},
+                "reason": f"TFLite conversion failed: {type(e).__name__}"}

@@ -1,0 +1,60 @@
+"""The serving check, InfraValidator's part without Docker: can a server load and use this model?
+
+TF Serving cannot run here, so a fresh Python process with TensorFlow alone
+(serving_worker.py) stands in for it: it loads the candidate, replays the
+warmup file as TF Serving does at load, answers REST-style JSON requests on
+`serving_image`, and compares the answers with the signature the Evaluator
+scored. A model that fails any of it is not pushed.
+"""
+import json
+import os
+import subprocess
+import sys
+from typing import Optional
+
+from components.image_example_gen.encode import IMAGE_KEY
+
+
+class ServingCheck:
+    """One check in a child process: start it early (its import overlaps other work), then ask."""
+
+    def __init__(self):
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3")}
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "components.image_pusher.serving_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env)
+
+    def send(self, model_dir: str, warmup_path: str, rest_requests: int, atol: float) -> None:
+        """The job, sent now: the worker starts on it as soon as its import is done."""
+        job = json.dumps({"model_dir": model_dir, "warmup_path": warmup_path,
+                          "image_key": IMAGE_KEY, "rest_requests": rest_requests, "atol": atol})
+        try:
+            self._process.stdin.write(job)
+            self._process.stdin.close()
+        except BrokenPipeError:  # the worker died on import: result() says how
+            pass
+        self._process.stdin = None  # so communicate() does not flush a closed pipe
+
+    def result(self, timeout: Optional[float]) -> dict:
+        """{"ok", "reason", and the worker's figures}; a crash or a hang is a failed check."""
+        try:
+            out, err = self._process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.communicate()
+            return {"ok": False, "reason": f"the serving process did not answer in {timeout} s"}
+        lines = out.strip().splitlines()
+        if self._process.returncode == 0 and lines:
+            try:
+                return json.loads(lines[-1])
+            except ValueError:
+                pass
+        last = (err.strip().splitlines() or ["no output"])[-1]
+        return {"ok": False, "reason": f"the serving process exited with code "
+                                       f"{self._process.returncode}: {last}"}
+
+    def cancel(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.communicate()

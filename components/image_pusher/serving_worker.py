@@ -1,0 +1,161 @@
+"""The serving check's server side: a fresh process that loads the candidate as TF Serving would.
+
+    python -m components.image_pusher.serving_worker < job.json > result.json
+
+It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
+imagepipe's training code, so a model that needs the training process to
+load fails here as it would in a server. TensorFlow is imported before the
+job is read: the Pusher starts this process early and sends the job when the
+warmup file is written, so the import overlaps the TFLite conversion.
+
+Job: {"model_dir", "warmup_path", "image_key", "rest_requests", "atol"}.
+Result: {"ok", "reason", ...figures}; see check().
+"""
+import base64
+import json
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+from tensorflow_serving.apis import prediction_log_pb2
+
+REST_SIGNATURE = "serving_image"
+EVALUATOR_SIGNATURE = "serving_default"  # what TFMA's ModelSpec evaluates
+
+
+class CheckFailed(Exception):
+    """The candidate did not load or did not answer as a server needs."""
+
+
+def _value(item):
+    """A JSON value as TF Serving's REST API reads it: {"b64": ...} is binary."""
+    if isinstance(item, dict) and set(item) == {"b64"}:
+        return base64.b64decode(item["b64"])
+    return item
+
+
+def _json(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value.tolist() if isinstance(value, np.ndarray) else value.item()
+
+
+def rest_predict(loaded, body: str) -> str:
+    """A `:predict` request in TF Serving's row format, answered through the signature.
+
+    Row format (tensorflow.org/tfx/serving/api_rest): "instances" is a list,
+    one element per example; with a single input each element is the value
+    itself, otherwise an object keyed by input name. Responses come back as
+    {"predictions": [{output name: value}, ...]}.
+    """
+    request = json.loads(body)
+    signature = loaded.signatures[request.get("signature_name", "serving_default")]
+    specs = signature.structured_input_signature[1]
+    instances = request["instances"]
+    if len(specs) == 1:
+        (name, spec), = specs.items()
+        columns = {name: [_value(i[name] if isinstance(i, dict) and name in i else i)
+                          for i in instances]}
+    else:
+        columns = {name: [_value(i[name]) for i in instances] for name in specs}
+    outputs = signature(**{name: tf.constant(values, dtype=specs[name].dtype)
+                           for name, values in columns.items()})
+    arrays = {name: tensor.numpy() for name, tensor in outputs.items()}
+    return json.dumps({"predictions": [{name: _json(array[i]) for name, array in arrays.items()}
+                                       for i in range(len(instances))]})
+
+
+def _checked(outputs, rows: int, what: str) -> np.ndarray:
+    """The probabilities of one answer, or CheckFailed saying what is wrong with them."""
+    if "probabilities" not in outputs:
+        raise CheckFailed(f"{what}: no 'probabilities' output (got {sorted(outputs)})")
+    probabilities = np.asarray(outputs["probabilities"], dtype=np.float64)
+    if probabilities.ndim != 2 or probabilities.shape[0] != rows:
+        raise CheckFailed(f"{what}: probabilities of shape {probabilities.shape} for {rows} "
+                          "images")
+    if not np.all(np.isfinite(probabilities)) or not np.allclose(probabilities.sum(-1), 1.0,
+                                                                 atol=1e-3):
+        raise CheckFailed(f"{what}: probabilities are not finite or do not sum to 1")
+    return probabilities
+
+
+def replay(loaded, warmup_path: str) -> list:
+    """Replays every warmup record as TF Serving does; returns the single images sent."""
+    images = []
+    for number, record in enumerate(tf.data.TFRecordDataset([warmup_path]), 1):
+        request = prediction_log_pb2.PredictionLog.FromString(record.numpy()).predict_log.request
+        name = request.model_spec.signature_name or "serving_default"
+        if name not in loaded.signatures:
+            raise CheckFailed(f"warmup record {number}: no signature {name!r}")
+        inputs = {key: tf.constant(tf.make_ndarray(proto)) for key, proto in request.inputs.items()}
+        rows = int(next(iter(inputs.values())).shape[0])
+        outputs = loaded.signatures[name](**inputs)
+        _checked({k: v.numpy() for k, v in outputs.items()}, rows, f"warmup record {number}")
+        if rows == 1:
+            images.append(next(iter(inputs.values())).numpy()[0])
+    return images
+
+
+def _example(image: bytes, image_key: str) -> bytes:
+    return tf.train.Example(features=tf.train.Features(feature={
+        image_key: tf.train.Feature(bytes_list=tf.train.BytesList(value=[image]))})
+    ).SerializeToString()
+
+
+def check(job: dict) -> dict:
+    """Load, replay the warmup file, answer REST requests, and agree with the Evaluator's path."""
+    started = time.perf_counter()
+    try:
+        loaded = tf.saved_model.load(job["model_dir"])
+    except Exception as e:  # noqa: BLE001  (any load failure is the answer)
+        raise CheckFailed(f"the SavedModel did not load: {type(e).__name__}: "
+                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+    for name in (REST_SIGNATURE, EVALUATOR_SIGNATURE):
+        if name not in loaded.signatures:
+            raise CheckFailed(f"the SavedModel has no {name!r} signature")
+    load_s = time.perf_counter() - started
+    images = replay(loaded, job["warmup_path"])
+    replay_s = time.perf_counter() - started - load_s
+    sent = images[:job["rest_requests"]]
+    latencies, rest = [], []
+    for image in sent:
+        body = json.dumps({"signature_name": REST_SIGNATURE,
+                           "instances": [{"b64": base64.b64encode(image).decode()}]})
+        begin = time.perf_counter()
+        answer = json.loads(rest_predict(loaded, body))["predictions"]
+        latencies.append(time.perf_counter() - begin)
+        rest.append(_checked({"probabilities": [answer[0]["probabilities"]]}, 1,
+                             "REST request")[0])
+    diff = 0.0
+    if sent:
+        evaluated = loaded.signatures[EVALUATOR_SIGNATURE](examples=tf.constant(
+            [_example(image, job["image_key"]) for image in sent]))
+        expected = _checked({"probabilities": evaluated["probabilities"].numpy()}, len(sent),
+                            EVALUATOR_SIGNATURE)
+        diff = float(np.max(np.abs(expected - np.stack(rest))))
+        if diff > job["atol"]:
+            raise CheckFailed(f"REST answers differ from the Evaluator's signature by {diff:.2e} "
+                              f"(> {job['atol']})")
+    return {"load_s": round(load_s, 3), "replay_s": round(replay_s, 3),
+            "rest_requests": len(sent), "max_abs_diff": diff,
+            "p50_ms": _percentile_ms(latencies, 50), "p99_ms": _percentile_ms(latencies, 99)}
+
+
+def _percentile_ms(seconds: list, q: float):
+    return round(float(np.percentile(seconds, q)) * 1000, 3) if seconds else None
+
+
+def main() -> int:
+    job = json.loads(sys.stdin.read())
+    try:
+        result = {"ok": True, "reason": "loaded, replayed the warmup requests and answered REST",
+                  **check(job)}
+    except CheckFailed as e:
+        result = {"ok": False, "reason": str(e)}
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
