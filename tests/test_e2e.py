@@ -153,6 +153,20 @@ def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
     assert info["input"]["shape"] == [28, 28, 1] and info["labels"] == [str(i) for i in range(10)]
 
 
+def test_the_pushed_version_passed_the_serving_check_and_carries_warmup(two_runs):
+    from components.image_pusher.warmup import WARMUP_FILE, read_logs
+    _, first, _, _, _ = two_runs
+    check = first["pushed"]["serving_check"]
+    assert check["ok"] and check["max_abs_diff"] < 1e-4, check
+    digits = first["data"]["splits"]["eval"]
+    assert check["rest_requests"] == min(digits, 32) and 0 < check["p50_ms"] <= check["p99_ms"]
+    logs = read_logs(os.path.join(first["pushed"]["serving"], WARMUP_FILE))
+    # The eval digits one by one, then one batch of 8 and one of 32 where there are enough.
+    assert len(logs) == check["warmup_records"] == digits + (digits >= 8) + (digits >= 32)
+    assert {log.predict_log.request.model_spec.signature_name for log in logs} == {
+        "serving_image"}
+
+
 def test_predict_agrees_across_model_kinds_and_names_bad_files(two_runs, tmp_path):
     out, first, _, _, data = two_runs
     png = sorted((data / "7").iterdir())[0]
@@ -257,7 +271,7 @@ def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_ru
     assert worse["eval"]["blessed"] is False
     assert "accuracy change vs baseline" in worse["eval"]["reason"]
     assert worse["pushed"] == {"serving": None, "tflite": None, "version": None,
-                               "tflite_gate": None}
+                               "tflite_gate": None, "serving_check": None}
     assert os.listdir(out / "serving" / "imagepipe") == [str(first["pushed"]["version"])]
     assert "NOT blessed" in stdout
     # The untrained model is wrong on most eval digits: the gallery shows them in red.
