@@ -16,7 +16,7 @@ import typing
 from typing import List, Optional
 
 from components.image_example_gen.folder_tree import DatasetError
-from pipeline.config import ConfigError, PipelineConfig, config_fields, flag_help
+from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline import startup
 from pipeline.errors import PipelineFailed, UsageError
 
@@ -116,18 +116,39 @@ def build_parser() -> argparse.ArgumentParser:
                     "Transform) for the latest run in --output. Example: imagepipe report "
                     "--output outputs")
     add_config_flags(report, ("output", "pipeline_name", "verbose"))
+    _add_predict_parser(commands)
+    return parser
+
+
+def _add_predict_parser(commands) -> None:
     predict = commands.add_parser(
-        "predict", help="classify image files with a pushed model",
-        description="Print the top classes of each image. Example: imagepipe predict "
-                    "--model outputs/serving/imagepipe digit.png photo.jpg")
+        "predict", help="classify image files, a folder or TFRecords with a pushed model",
+        description="Print the top classes of each image, or with --data write one row per "
+                    "image of a folder or TFRecords with Apache Beam's RunInference. Examples: "
+                    "imagepipe predict --model outputs/serving/imagepipe digit.png photo.jpg; "
+                    "imagepipe predict --model outputs/serving/imagepipe --data photos/ "
+                    "--output predictions.jsonl")
     predict.add_argument("--model", required=True,
                          help="a SavedModel version folder, a serving base folder (latest "
-                              "version), or a .tflite file with labels.txt beside it")
+                              "version), or a .tflite file with labels.txt beside it "
+                              "(image files only)")
     predict.add_argument("--top-k", type=int, default=3, help="classes shown per image")
-    predict.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
+    predict.add_argument("images", nargs="*", metavar="IMAGE", help="image files")
+    predict.add_argument("--data", dest="predict_data", default=None, metavar="DATA",
+                         help="instead of IMAGE...: a folder of images (walked recursively) "
+                              "or TFRecords of tf.Example (a file, a folder or a glob). "
+                              "Example: --data photos/")
+    predict.add_argument("--output", dest="predict_output", default=None, metavar="FILE",
+                         help="with --data: the predictions, .jsonl (one JSON object per "
+                              "line) or .csv. Example: --output predictions.csv")
+    predict.add_argument("--beam-args", default=None,
+                         help="with --data: Apache Beam pipeline options, space-separated; "
+                              "write it with '='. Example: --beam-args='--runner="
+                              "DataflowRunner --project=P --region=R --temp_location=gs://B/tmp' "
+                              f"(default: {LOCAL_BEAM_ARGS})")
+    add_config_flags(predict, ("image_key",))
     predict.add_argument("--verbose", action="store_true", default=None,
                          help="show library logs and tracebacks")
-    return parser
 
 
 def _add_compile_parser(commands) -> None:
@@ -209,12 +230,38 @@ def _command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
 def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
+    if args.predict_data is not None:
+        _predict_batch(config, args)
+        return
+    if not args.images or args.predict_output is not None:
+        raise UsageError("give IMAGE... files, or --data DATA --output FILE")
     from pipeline.predict import predict_files  # heavy: TensorFlow loads only here
     lines, errors = predict_files(args.model, args.images, args.top_k)
     print("\n".join(lines))
     if errors:
         raise UsageError(f"{errors} of {len(args.images)} image(s) could not be read or "
                          "decoded (see above)")
+
+
+def _predict_batch(config: PipelineConfig, args: argparse.Namespace) -> None:
+    """`predict --data`: as for IMAGE..., any unreadable image makes the exit code 2."""
+    if args.images:
+        raise UsageError("--data and IMAGE... are exclusive: give one or the other")
+    if args.predict_output is None:
+        raise UsageError("--data needs --output FILE (.jsonl or .csv)")
+    from pipeline.batch_predict_io import output_kind, plan_job
+    output = _local_abspath(args.predict_output)
+    output_kind(output)  # the extension, before anything heavy loads
+    if "://" not in output:
+        _check_output(os.path.dirname(output))
+    job = plan_job(args.model, _local_abspath(args.predict_data), output, args.top_k,
+                   config.image_key)
+    from pipeline.batch_predict import run_batch_predict  # heavy: Beam loads only here
+    predicted, failed = run_batch_predict(job, config.beam_pipeline_args)
+    print(f"predicted {predicted:,} images, {failed:,} failed -> {output}")
+    if failed:
+        raise UsageError(f"{failed} of {predicted + failed} image(s) could not be read or "
+                         f"decoded (rows with an error in {output})")
 
 
 def _command_plan(config: PipelineConfig, args: argparse.Namespace) -> None:

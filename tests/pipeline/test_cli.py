@@ -1,4 +1,5 @@
 """The CLI: flags from the one config, and clear exit-2 errors before anything runs."""
+import json
 import os
 import subprocess
 import sys
@@ -127,3 +128,53 @@ def test_compile_writes_the_spec_and_says_where(tmp_path):
                 "--temp_location=gs://b/tmp", "--sdk_container_image=example.com/imagepipe:1"):
         assert f"- {arg}\n" in text
     assert "--direct_running_mode" not in text
+
+
+@pytest.fixture
+def predict_folder(tmp_path, exported_model):
+    """Three of the exported model's source images and one file that is not an image."""
+    import shutil
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for path in exported_model.images[:3]:
+        shutil.copy(path, folder / path.name)
+    return folder
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--data", "{folder}", "--output", "{tmp}/p.txt"], ["--output", "must end in .jsonl"]),
+    (["--data", "{tmp}/missing", "--output", "{tmp}/p.csv"], ["--data", "no such file"]),
+    (["--data", "{folder}", "{folder}/0.png", "--output", "{tmp}/p.csv"], ["exclusive"]),
+    (["--data", "{folder}"], ["--data needs --output"]),
+    (["--output", "{tmp}/p.csv", "{folder}/0.png"], ["IMAGE...", "--data DATA --output"]),
+    (["--data", "{folder}", "--output", "{folder}/0.png/p.csv"], ["--output", "not writable"]),
+])
+def test_predict_data_usage_errors_exit_2_naming_the_flag(tmp_path, exported_model,
+                                                           predict_folder, args, words):
+    args = [a.format(folder=predict_folder, tmp=tmp_path) for a in args]
+    result = _imagepipe("predict", "--model", exported_model.model_dir, *args)
+    _assert_one_line_error(result, *words)
+    assert not list(tmp_path.glob("p.*"))
+
+
+def test_predict_data_writes_every_row_and_exits_2_if_any_image_failed(tmp_path,
+                                                                       exported_model,
+                                                                       predict_folder):
+    output = tmp_path / "predictions.jsonl"
+    ok = _imagepipe("predict", "--model", exported_model.model_dir, "--data",
+                    str(predict_folder), "--output", str(output))
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert ok.stdout.strip() == f"predicted 3 images, 0 failed -> {output}"
+    (predict_folder / "bad.png").write_text("not an image")
+    bad = _imagepipe("predict", "--model", exported_model.model_dir, "--data",
+                     str(predict_folder), "--output", str(output))
+    _assert_one_line_error(bad, "1 of 4 image(s) could not be read or decoded", str(output))
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert sorted("error" in row for row in rows) == [False, False, False, True]
+
+
+def test_predict_image_files_still_prints_a_line_per_image(exported_model, predict_folder):
+    result = _imagepipe("predict", "--model", exported_model.model_dir, "--top-k", "1",
+                        str(predict_folder / "0.png"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith(f"{predict_folder / '0.png'}: c")
