@@ -13,11 +13,14 @@ SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
 class Run:
     """A running `imagepipe run`; its stdout lines are read as they come."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, tmpdir=None):
         # Its own session: the kill takes the encoder workers too, as a lost machine would.
+        # Its own TMPDIR: what a SIGKILLed run leaves in temp (Beam's, the Pusher's
+        # staging) goes with the test's tmp_path instead of piling up in /tmp.
+        env = dict(os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {}))
         self.process = subprocess.Popen([SCRIPT, "run", *args], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, bufsize=1,
-                                        start_new_session=True)
+                                        start_new_session=True, env=env)
         self.lines = []
 
     def kill_when(self, seen, delay: float = 0.0) -> str:
@@ -40,11 +43,13 @@ class Run:
 
 
 @pytest.fixture
-def start_run():
+def start_run(tmp_path):
     runs = []
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
 
     def start(*args) -> Run:
-        runs.append(Run(*args))
+        runs.append(Run(*args, tmpdir=tmpdir))
         return runs[-1]
 
     yield start
