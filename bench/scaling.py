@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from bench.common import (component_peaks_mb, component_rises_mb, imagepipe_command,
                           machine_info, print_table,
@@ -92,7 +93,8 @@ def rows_for(runs: list) -> list:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
-    parser.add_argument("--work", default="/tmp/imagepipe-bench-scaling")
+    parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(),
+                                                         "imagepipe-bench-scaling"))
     args = parser.parse_args(argv)
     runs = [run_size(n, args.work) for n in sorted(args.sizes)]
     rows = rows_for(runs)

@@ -13,10 +13,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench-results")
+    temp = tmp_path_factory.mktemp("bench-tmp")
     run = subprocess.run([sys.executable, "-W", "ignore", "-m", "bench.suite", "--quick"],
                          cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                         # TMPDIR: the scaling bench's datasets go with the test's folder.
                          env=dict(os.environ, IMAGEPIPE_BENCH_RESULTS=str(folder),
-                                  TF_CPP_MIN_LOG_LEVEL="3"))
+                                  TMPDIR=str(temp), TF_CPP_MIN_LOG_LEVEL="3"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}, run.stdout
 
