@@ -25,6 +25,8 @@ class ImagePusher(base_component.BaseComponent):
     Before anything is published, the serving check (push.py) loads the model
     in a fresh process, replays its warmup records and answers REST requests;
     `serving_check` holds its settings (pipeline/config.py SERVING_CHECK).
+    No defaults here: they live in pipeline/config.py alone (`tflite_dir`
+    None means no TFLite version).
 
     Also writes models.config and batching.config one level up, for
     `tensorflow_model_server --model_config_file`. With `tflite_dir`, the
@@ -38,8 +40,8 @@ class ImagePusher(base_component.BaseComponent):
     def __init__(self, model: types.BaseChannel, model_blessing: types.BaseChannel,
                  push_destination: pusher_pb2.PushDestination,
                  examples: Optional[types.BaseChannel] = None,
-                 *, serving_check: dict, tflite_dir: Optional[str] = None,
-                 quantize: str = "dynamic", parity_tolerance: float = 0.01):
+                 *, serving_check: dict, tflite_dir: Optional[str], quantize: str,
+                 parity_tolerance: float):
         tflite = {"tflite_dir": tflite_dir, "quantize": quantize,
                   "parity_tolerance": parity_tolerance} if tflite_dir else None
         spec = ImagePusherSpec(
