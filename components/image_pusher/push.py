@@ -84,20 +84,24 @@ def _stage(model_path, examples_uri, tflite, version) -> Optional[dict]:
         return stage_tflite(model_path, examples_uri, version, tflite["quantize"],
                             tflite["parity_tolerance"])
     except Exception as e:  # noqa: BLE001  (the SavedModel is still pushed; say why not TFLite)
-        import logging
-        logging.exception("TFLite conversion failed")
-        text = str(e).strip()
-        return {"staging": None, "parity": {"ok": False},
-                "reason": f"TFLite conversion failed: {type(e).__name__}: "
-                          f"{text.splitlines()[0] if text else ''}"}
+        return {"staging": None, **_conversion_failed(e)}
 
 
 def _tflite_again(model_path, examples_uri, tflite, version) -> Optional[dict]:
+    """The re-run of an interrupted push: push_tflite keeps a complete earlier version."""
     if not tflite or not examples_uri:
         return None
     try:
         return push_tflite(model_path, examples_uri, tflite["tflite_dir"], version,
                            tflite["quantize"], tflite["parity_tolerance"])
-    except Exception as e:  # noqa: BLE001
-        return {"path": None, "parity": {"ok": False},
-                "reason": f"TFLite conversion failed: {type(e).__name__}"}
+    except Exception as e:  # noqa: BLE001  (as in _stage)
+        return {"path": None, **_conversion_failed(e)}
+
+
+def _conversion_failed(error: Exception) -> dict:
+    import logging
+    logging.exception("TFLite conversion failed")
+    text = str(error).strip()
+    return {"parity": {"ok": False},
+            "reason": f"TFLite conversion failed: {type(error).__name__}: "
+                      f"{text.splitlines()[0] if text else ''}"}

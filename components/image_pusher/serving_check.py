@@ -55,6 +55,7 @@ class ServingCheck:
                                        f"{self._process.returncode}: {last}"}
 
     def cancel(self) -> None:
+        """Stops the worker if result() was never reached (an error in between)."""
         if self._process.poll() is None:
             self._process.kill()
-        self._process.communicate()
+            self._process.communicate()
