@@ -2,7 +2,7 @@
 
 Install with `bash scripts/install.sh`, not with plain pip:
 tfx 1.16.0 declares Requires-Python <3.11 and must go in with
---ignore-requires-python, after its dependencies (see README "Install").
+--ignore-requires-python, after its dependencies (see docs/install.md).
 """
 from setuptools import find_packages, setup
 

@@ -8,7 +8,7 @@ runs as a local process with this interpreter: the image is not pulled, and
 there is no Kubernetes, Argo or object store. Upstream artifacts reach each
 step with their type emptied, as the backend passes them; --keep-types passes
 the declared types instead (as Vertex does), for comparison. The logic is in
-pipeline/kfp_local.py; this folder is not a Python package (see README).
+pipeline/kfp_local.py; this folder is not a Python package (see docs/kubeflow.md).
 """
 import argparse
 import os

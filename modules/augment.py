@@ -66,7 +66,8 @@ def augment_batch(images: tf.Tensor, aug: Augmentation) -> tf.Tensor:
     """[batch, h, w, c] -> the same shape, each image augmented independently.
 
     Vectorized over the batch (a map_fn of per-image tf.image ops cost
-    about twice as much CPU, which on a small machine the model shares).
+    much more CPU, which on a small machine the model shares; measured:
+    docs/performance.md).
     """
     if not aug.active:
         return images

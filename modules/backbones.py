@@ -206,8 +206,8 @@ def _train_batch_norm_from_scratch(network: keras.Model) -> None:
 
     Keras Applications use 0.999 (MobileNetV2) or 0.99: from random init,
     a few hundred steps leave the moving statistics near their initial 0
-    and 1, and the inference-mode network predicts one class (flowers:
-    0.24 eval accuracy, docs/models.md).
+    and 1, and the inference-mode network predicts one class (measured:
+    docs/performance.md, docs/models.md).
     """
     for layer in network.layers:
         if isinstance(layer, keras.layers.BatchNormalization):

@@ -22,8 +22,9 @@ STEM_CHANNELS, HEAD_CHANNELS, DROPOUT = 32, 512, 0.2
 MOBILENET_V2_STAGES = ((1, 16, 1, 1), (4, 24, 2, 2), (4, 32, 3, 2), (4, 64, 3, 2),
                        (4, 96, 2, 1), (4, 160, 2, 2))
 # Keras' default 0.99 left the moving statistics so far behind the weights
-# that on flowers (39 steps an epoch) validation predicted one class for 7
-# epochs while training accuracy rose to 0.64; at 0.9 they track from epoch 2.
+# that on a small photo dataset (few steps an epoch) validation predicted one
+# class for several epochs while training accuracy rose; at 0.9 they track
+# within an epoch or two (measured: docs/performance.md).
 BN_MOMENTUM = 0.9
 
 

@@ -1,6 +1,6 @@
 """A user's module file: the network of their own that the Trainer trains.
 
-The contract (README, "Bring your own model"):
+The contract (docs/models.md, "The contract"):
 
     def build_model(input_shape, num_classes, params) -> tf_keras.Model
     def augment(images, params) -> images          # optional

@@ -2,9 +2,9 @@
 
 Without a dependency flag, every TFX Beam executor (StatisticsGen, Transform,
 Evaluator and ours) calls tfx.utils.dependency_utils.make_beam_dependency_flags,
-which copies the installed `tfx` package and runs `setup.py sdist` on it:
-~2 s per component, ~8 s of a default local run, for a package that only
-remote runners would read. It is also the wrong package for them: our DoFns
+which copies the installed `tfx` package and runs `setup.py sdist` on it,
+seconds per component of a default local run (measured: docs/performance.md),
+for a package that only remote runners would read. It is also the wrong package for them: our DoFns
 and module files import `components` and `modules`, which imagepipe's
 setup.py ships and tfx's does not. So, unless a dependency flag is given
 (TFX checks the same ones), `--setup_file` points at imagepipe's setup.py:

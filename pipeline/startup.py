@@ -5,17 +5,17 @@ import os
 
 
 def prepare() -> None:
-    """Keras 2 for TFX/TFT; one scan of the installed packages instead of fifteen.
+    """Keras 2 for TFX/TFT; one scan of the installed packages instead of one per client.
 
-    google-api-core (>= 2.28, required by two Google Cloud clients here) checks
-    the Python version when each generated client package is imported, and
-    each check calls importlib.metadata.packages_distributions(), which reads
-    the metadata of every installed distribution (~0.2 s for this
-    environment's ~300). A cached `imagepipe run` still makes 4 such calls
-    through the Google Cloud clients TFX imports; `from tfx import v1` (only
-    `compile --target vertex` now) adds Vertex AI's, 15 calls in all, ~2.5 s
-    on 2 cores. The mapping cannot change while the process runs, so it is
-    computed once.
+    google-api-core (>= 2.28, required by two Google Cloud clients here)
+    checks the Python version when each generated client package is imported,
+    and each check calls importlib.metadata.packages_distributions(), which
+    reads the metadata of every installed distribution: slow, with hundreds
+    installed. A cached `imagepipe run` still makes several such calls through
+    the Google Cloud clients TFX imports; `from tfx import v1` (only `compile
+    --target vertex` now) adds Vertex AI's. Together they cost seconds of every
+    command (measured: docs/performance.md). The mapping cannot change while
+    the process runs, so it is computed once.
     """
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     distributions = importlib.metadata.packages_distributions

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install the pinned TFX 1.16 stack plus imagepipe into it.
 #
-#   bash scripts/install.sh          # ~5 min and 3.4 GB the first time; ~0.3 s after
+#   bash scripts/install.sh          # slow the first time, instant after (time and disk: docs/install.md)
 #
 # Idempotent: a stamp in .venv records a hash of every file that decides what
 # gets installed. If the stamp matches, nothing runs. If it does not (first

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install if needed, then run the whole test suite (end-to-end tests included).
 #
-#   bash scripts/test.sh                  # everything: ~10 min on 2 cores, +3-5 min first install
+#   bash scripts/test.sh                  # everything (run time: docs/testing.md)
 #   bash scripts/test.sh -m "not slow"    # skip the end-to-end runs; any pytest args
 set -euo pipefail
 cd "$(dirname "$0")/.."

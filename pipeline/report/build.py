@@ -10,7 +10,8 @@ from pipeline.errors import UsageError
 PNGS = ("gallery.png", "confusion_matrix.png", "per_class_accuracy.png",
         "training_curves.png", "transformed_samples.png")
 # What the pictures were drawn from. A fully cached re-run has the same inputs,
-# so it redraws nothing (3-5 s of a warm run); index.html is always rewritten.
+# so it redraws nothing (redrawing took seconds of every warm run; measured:
+# docs/performance.md); index.html is always rewritten.
 INPUTS_FILE = ".inputs.json"
 
 

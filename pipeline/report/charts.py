@@ -37,8 +37,8 @@ def _montage(grid: List[List[np.ndarray]], band: int = 0, pad: int = 2) -> np.nd
     """One white RGB canvas with `grid`'s images in rows, `band` blank pixels above each.
 
     The report drew one matplotlib Axes per image (60 for the samples, 32 for
-    the gallery): 2.2 s of the 2.7 s the five charts took on 2 cores, paid by
-    every cold run. One image on one Axes draws in ~0.1 s.
+    the gallery): most of the time the five charts took, paid by every cold
+    run. One image on one Axes draws far faster (measured: docs/performance.md).
     """
     grid = [[_visible(image) for image in row] for row in grid]
     height, width = _tile_shape(grid)
