@@ -14,7 +14,8 @@ it. Run A trains mobilenet_v2 from scratch (--weights none) and leaves its
 backbone's weights in the Trainer's model_run; run B fine-tunes that file
 (--weights FILE) in two phases with the planned defaults. Records each
 phase's seconds per epoch and accuracy. Writes bench/results/backbones.json.
-Not a timed test: the flowers part took 20 min on 2 cores (docs/models.md).
+Not a timed test: the flowers part is long (run time: docs/performance.md;
+results: docs/models.md).
 """
 import argparse
 import glob

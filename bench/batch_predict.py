@@ -1,7 +1,9 @@
 """Batch prediction (`imagepipe predict --data`, Beam RunInference) against the one-image loop.
 
-    bash scripts/bench.sh batch_predict --idx ~/fashion_mnist   # 1,000 and 10,000: ~3 min, 2 cores
+    bash scripts/bench.sh batch_predict --idx ~/fashion_mnist   # 1,000 and 10,000
     bash scripts/bench.sh batch_predict --images ~/photos --model outputs/serving/imagepipe
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Images: the first N files of --images (linked), or the first N images of an
 MNIST-style IDX folder (--idx) written as PNGs; both into a temp folder that
@@ -33,7 +35,7 @@ def write_idx_pngs(idx_dir: str, count: int, folder: str) -> None:
     """The first `count` images of `idx_dir`'s train-images-idx3-ubyte[.gz], as PNGs."""
     from PIL import Image
 
-    from components.image_example_gen.arrays import parse_idx
+    from components.image_example_gen.readers.arrays import parse_idx
     name = next((n for n in ("train-images-idx3-ubyte", "train-images-idx3-ubyte.gz")
                  if os.path.exists(os.path.join(idx_dir, n))), None)
     if name is None:

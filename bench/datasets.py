@@ -1,8 +1,10 @@
 """Default runs on real data: accuracy, cold wall time and peak memory against issue 15's goals.
 
-    bash scripts/bench.sh datasets --only mnist_1k camera          # ~5 min on 2 cores
+    bash scripts/bench.sh datasets --only mnist_1k camera
     bash scripts/bench.sh datasets --only flowers --flowers ~/datasets/flowers_photos
     bash scripts/bench.sh datasets --only fashion --fashion ~/datasets/fashion_mnist
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Each dataset gets one cold `imagepipe run` with default flags (the training
 plan chooses everything), in a fresh process and a fresh output folder, as a

@@ -1,7 +1,9 @@
 """End to end: `imagepipe run` on the bundled data, cold (empty output) then warm (cached).
 
-    bash scripts/bench.sh e2e                 # data/mnist_1k, 1 cold + 1 warm run; ~2 min
+    bash scripts/bench.sh e2e                 # data/mnist_1k, 1 cold + 1 warm run
     bash scripts/bench.sh e2e --repeat 3      # medians of 3 each
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Each run is the real CLI in a fresh process, as a user types it, so the wall
 time includes Python start-up, imports and the HTML report. The cold run is

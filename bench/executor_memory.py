@@ -11,12 +11,11 @@ processes) is sampled every 50 ms. Prints one JSON line: start_mb (after
 imports), peak_mb, rise_mb, seconds. bench/scaling runs it for StatisticsGen
 and Transform at each size.
 
-What it showed for Transform (64x64 RGB JPEGs, 2 cores, one suite): a rise
-of 144, 217 and 360 MB at 1k, 10k and 50k images, noisy from run to run
-(116-158 MB at 1k, 156-315 MB at 20k in repeated runs). memray's high-water
-mark puts the live heap under TFX's Transform `Do` at 63 MB for 1k images and
-75 MB for 20k, so most of the growth is memory the allocator keeps after it
-is freed, not live data; MALLOC_ARENA_MAX=2 did not change it (138 -> 224 MB).
+What it showed for Transform: a rise that grows with the dataset and is
+noisy from run to run, while memray's high-water mark puts the live heap
+under TFX's Transform `Do` much lower, growing little, so most of the growth
+is memory the allocator keeps after it is freed, not live data;
+MALLOC_ARENA_MAX=2 did not change it (measured: docs/performance.md).
 """
 import argparse
 import json
@@ -32,7 +31,7 @@ startup.prepare()
 from bench.common import rss_tree  # noqa: E402
 from pipeline import summary as run_summary  # noqa: E402
 from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig  # noqa: E402
-from pipeline.pipeline import LOCAL_SETUP_FILE  # noqa: E402
+from pipeline.dag import LOCAL_SETUP_FILE  # noqa: E402
 
 COMPONENTS = ("StatisticsGen", "Transform")
 

@@ -24,8 +24,8 @@ def throughput(policy: str, model_name: str, batch: int, steps: int, epochs: int
     import tensorflow as tf
     import tf_keras as keras
     from modules.model import MODELS, compile_model
-    from modules.progress import FitThroughput, read_fit_stats
-    from modules.strategy import select_strategy
+    from modules.epoch_progress import FitThroughput, read_fit_stats
+    from modules.distribution import select_strategy
     plan = select_strategy(None, batch, mixed_precision=policy != "float32")
     images = np.random.default_rng(0).random((plan.global_batch * 8, 64, 64, 3), np.float32)
     labels = np.arange(len(images)) % 10

@@ -1,7 +1,9 @@
 """Ingestion throughput and peak memory: `imagepipe ingest` against a plain loop.
 
-    bash scripts/bench.sh ingest                     # 5,000 and 20,000 images; ~4 min on 2 cores
+    bash scripts/bench.sh ingest                     # 5,000 and 20,000 images
     bash scripts/bench.sh ingest --sizes 2000 --repeat 1   # quick look
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 The baseline, run in the same session, is a single-process loop that reads
 each file, decodes it once, builds the same tf.Example with tf.train.Example
@@ -53,8 +55,9 @@ def make_dataset(root: str, count: int, classes: int = 10, side: int = 64) -> st
 def _example(data: bytes, relpath: str, label: int, class_name: str):
     """The same tf.train.Example as ours, built the plain way."""
     import tensorflow as tf
-    from components.image_example_gen import encode
-    image = encode.decode_fully(data)
+    from components.image_example_gen.encoding import encode
+    from pipeline.config import DEFAULT_MAX_PIXELS
+    image = encode.decode_fully(data, DEFAULT_MAX_PIXELS)
     encoded, fmt = encode.stored_encoding(image, data)
     width, height = image.size
     values = {encode.IMAGE_KEY: encoded, encode.FORMAT_KEY: fmt.encode(),
@@ -69,8 +72,9 @@ def _example(data: bytes, relpath: str, label: int, class_name: str):
 
 def _baseline(data: str, out: str) -> int:
     import tensorflow as tf
-    from components.image_example_gen.folder_tree import list_class_folders
-    from components.image_example_gen.ingest import SPLITS, split_index
+    from components.image_example_gen.readers.folder_tree import list_class_folders
+    from components.image_example_gen.ingest import split_index
+    from components.contract import SPLITS
     listing = list_class_folders(data)
     options = tf.io.TFRecordOptions(compression_type="GZIP")
     writers = {s: tf.io.TFRecordWriter(os.path.join(out, f"{s}.tfrecord.gz"), options)

@@ -1,12 +1,13 @@
 """Peak memory of `imagepipe ingest` on large JPEGs: bounded, whatever the dataset size.
 
-    bash scripts/bench.sh memory                 # 0.5 GB then 2 GB; ~3 min, ~5 GB disk
+    bash scripts/bench.sh memory                 # 0.5 then 2 GB (run time: docs/performance.md)
     bash scripts/bench.sh memory --gb 0.1 0.4    # quicker look
 
-Generates class folders of 3000x2000 noise JPEGs (about 5.4 MB each) in --work,
-ingests each dataset in a fresh `imagepipe ingest` process, and samples the
-resident memory of that process and its encoder workers together every
-0.1 s. Ratios are against the smallest dataset, in the same session. Writes
+Generates class folders of 3000x2000 noise JPEGs (noise barely compresses:
+several MB each; disk needed: docs/performance.md) in --work, ingests each
+dataset in a fresh `imagepipe ingest` process, and samples the resident
+memory of that process and its encoder workers together every 0.1 s. Ratios
+are against the smallest dataset, in the same session. Writes
 bench/results/memory.json.
 """
 import argparse

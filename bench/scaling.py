@@ -1,7 +1,9 @@
 """Scaling: ingestion, Transform and training time and peak memory against dataset size.
 
-    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images; ~16 min on 2 cores
+    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images
     bash scripts/bench.sh scaling --sizes 1000 5000    # quicker look
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Generates class folders of 64x64 RGB JPEGs (10 classes, reused between
 runs from --work) and runs the whole pipeline on each with `imagepipe run`,

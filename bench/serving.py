@@ -1,7 +1,9 @@
 """SavedModel against each TFLite quantization: size, latency, throughput, eval accuracy.
 
-    bash scripts/bench.sh serving                      # trains first if needed; ~4 min
+    bash scripts/bench.sh serving                      # trains first if needed
     bash scripts/bench.sh serving --output outputs     # use an existing run's model
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Uses the latest pushed SavedModel of `--output` (running `imagepipe run` there
 first if there is none) and its eval split, decoded and resized as Transform
@@ -66,13 +68,14 @@ def main(argv=None) -> dict:
     summary = _ensure_run(args.output)
     import tensorflow as tf
 
+    from components.contract import EVAL, TRAIN, split_dir
     from components.image_pusher import tflite
     saved_model = summary["pushed"]["serving"]
     serve = tf.saved_model.load(saved_model).signatures[tflite.SIGNATURE]
     size, _, channels = tflite.input_shape(saved_model)
     examples = summary["data"]["examples_uri"]
-    pixels, labels = tflite.split_pixels(os.path.join(examples, "Split-eval"), size, channels)
-    representative, _ = tflite.split_pixels(os.path.join(examples, "Split-train"), size,
+    pixels, labels = tflite.split_pixels(split_dir(examples, EVAL), size, channels)
+    representative, _ = tflite.split_pixels(split_dir(examples, TRAIN), size,
                                             channels, limit=200)
     rows = [{"model": "SavedModel", "bytes": _dir_bytes(saved_model),
              **_timed(lambda x: serve(pixels=tf.constant(x))["probabilities"].numpy(),

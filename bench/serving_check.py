@@ -14,6 +14,7 @@ bench/results/serving_check.json.
 """
 import argparse
 import glob
+import dataclasses
 import os
 import shutil
 import statistics
@@ -49,9 +50,10 @@ def baseline(model: str, examples: str, root: str, tflite: dict) -> None:
 
 def with_check(model: str, examples: str, root: str, tflite: dict) -> dict:
     from components.image_pusher.push import push
-    from pipeline.config import SERVING_CHECK
-    outcome = push(model, model, os.path.join(root, "serving", "m"), examples, tflite,
-                   SERVING_CHECK)
+    from pipeline.config import PipelineConfig
+    settings = PipelineConfig().push_settings()
+    settings = dataclasses.replace(settings, **(tflite or {"tflite_dir": None}))
+    outcome = push(model, model, os.path.join(root, "serving", "m"), examples, settings)
     assert outcome["pushed"], outcome["serving_check"]
     return outcome["serving_check"]
 

@@ -1,6 +1,6 @@
 """Bytes on disk per example, 224x224 RGB: raw examples (our choice) against materialized Transform.
 
-    bash scripts/bench.sh storage            # 64 images; ~1 min on 2 cores
+    bash scripts/bench.sh storage            # 64 images (run time: docs/performance.md)
 
 Transform runs with materialize=False: only the ingested examples (the
 original JPEG bytes plus a few small features, gzipped) are stored, and the
@@ -45,8 +45,9 @@ def materialized_bytes(examples: str, work: str) -> int:
     import tensorflow_transform.beam as tft_beam
     from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
-    from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
-    from modules.preprocessing import IMAGE_XF, LABEL_XF, preprocessing_fn
+    from components.contract import IMAGE_KEY, LABEL_KEY
+    from modules.preprocessing import preprocessing_fn
+    from components.contract import IMAGE_XF, LABEL_XF
     records = [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(
         glob.glob(f"{examples}/*/*.gz"), compression_type="GZIP")]
     raw = [{IMAGE_KEY: [r.features.feature[IMAGE_KEY].bytes_list.value[0]],

@@ -1,7 +1,7 @@
 """The performance suite (issue 8) in one command: end to end, training input, scaling, GPU.
 
-    bash scripts/bench.sh                 # everything, ~22 min on 2 cores
-    bash scripts/bench.sh suite --quick   # tiny sizes, ~2.5 min: checks that it all runs
+    bash scripts/bench.sh                 # everything (run time: docs/performance.md)
+    bash scripts/bench.sh suite --quick   # tiny sizes: checks that it all runs
 
 Runs bench/e2e (cold vs warm `imagepipe run`), bench/training (the Trainer's
 fit vs NumPy, on the e2e run's artifacts), bench/scaling (1k/10k/50k images)

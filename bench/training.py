@@ -1,8 +1,10 @@
 """Training input efficiency: the Trainer's fit against the same model fed from NumPy.
 
-    bash scripts/bench.sh training                  # a pipeline run, then 3+3 fits; ~5 min
+    bash scripts/bench.sh training                  # a pipeline run, then 3+3 fits
     bash scripts/bench.sh training --output outputs # reuse a finished run's artifacts
     bash scripts/bench.sh training --data ~/datasets/flowers_photos --repeat 1
+
+Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Both sides run in this process, interleaved, --repeat times each (medians):
 - the Trainer: TFX's Trainer executor (GenericExecutor, our run_fn) on the
@@ -54,9 +56,9 @@ def train_arrays(uris: dict):
     """(images, labels, tft_output): the train split through the transform graph."""
     import tensorflow as tf
     import tensorflow_transform as tft
-    from modules.preprocessing import IMAGE_XF, LABEL_XF
+    from components.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
     tft_output = tft.TFTransformOutput(uris["transform_graph"])
-    files = tf.io.gfile.glob(os.path.join(uris["examples"], "Split-train", "*"))
+    files = tf.io.gfile.glob(os.path.join(split_dir(uris["examples"], TRAIN), "*"))
     layer = tft_output.transform_features_layer()
     spec = tft_output.raw_feature_spec()
     images, labels = [], []
@@ -88,8 +90,8 @@ def numpy_fit(images, labels, params, epochs: int, steps: int, augment: bool = F
     import tensorflow as tf
     import tf_keras as keras
     from modules.model import MODELS, compile_model
-    from modules.progress import FitThroughput, read_fit_stats
-    from modules.strategy import select_strategy
+    from modules.epoch_progress import FitThroughput, read_fit_stats
+    from modules.distribution import select_strategy
     keras.utils.set_random_seed(params.seed)
     plan = select_strategy(params.tpu, params.batch_size,
                            mixed_precision=not params.full_precision)
@@ -127,7 +129,7 @@ def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
     from tfx.components.trainer import executor
     from tfx.proto import trainer_pb2
     from tfx.types import standard_artifacts
-    from modules.progress import read_fit_stats
+    from modules.epoch_progress import read_fit_stats
     examples = standard_artifacts.Examples()
     examples.uri, examples.split_names = uris["examples"], '["train", "eval"]'
     graph = standard_artifacts.TransformGraph()
@@ -164,13 +166,14 @@ def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
     from tfx.types import standard_artifacts
     from modules.augment import Augmentation
     from modules.decode_cache import MEMORY
-    from modules.trainer import make_dataset, split_size
+    from components.contract import TRAIN, split_dir, split_size
+    from modules.trainer import make_dataset
     examples = standard_artifacts.Examples()
     examples.uri, examples.split_names = uris["examples"], '["train", "eval"]'
     accessor = types.SimpleNamespace(tf_dataset_factory=tfxio_utils
                                      .get_tf_dataset_factory_from_artifact([examples], []))
-    pattern = os.path.join(uris["examples"], "Split-train", "*")
-    examples = split_size(pattern)
+    pattern = os.path.join(split_dir(uris["examples"], TRAIN), "*")
+    examples = split_size(uris["examples"], TRAIN)
     dataset = make_dataset([pattern], accessor, tft_output, params.batch_size, True,
                            params.seed, classes,
                            Augmentation(params.augment_crop, params.augment_flip,
@@ -227,10 +230,7 @@ def measure(args, config, output: str) -> dict:
     for _ in range(args.repeat):
         trainers.append(trainer_fit(uris, params))
         baselines.append(numpy_fit(images, labels, params, epochs, steps))
-    rate = lambda runs: statistics.median(r["examples_per_s"] for r in runs)  # noqa: E731
-    first = lambda runs: statistics.median(r["first_epoch_s"] for r in runs)  # noqa: E731
-    trainer = {"examples_per_s": rate(trainers), "first_epoch_s": first(trainers)}
-    baseline = {"examples_per_s": rate(baselines), "first_epoch_s": first(baselines)}
+    trainer, baseline = _medians(trainers), _medians(baselines)
     classes = int(labels.max()) + 1
     feed = input_only(uris, tft_output, params, classes, cached=True)
     rows = [
@@ -243,20 +243,7 @@ def measure(args, config, output: str) -> dict:
         {"feed": "Trainer input pipeline alone (no model)", "examples_per_s": feed,
          "ratio": feed / baseline["examples_per_s"], "first_epoch_s": ""},
     ]
-    if args.augmented_baseline:
-        augmented = numpy_fit(images, labels, params, epochs, steps, augment=True)
-        rows.insert(1, {"feed": "NumPy arrays + the Trainer's augmentation",
-                        "examples_per_s": augmented["examples_per_s"],
-                        "ratio": augmented["examples_per_s"] / baseline["examples_per_s"],
-                        "first_epoch_s": augmented["first_epoch_s"]})
-    if args.stream:
-        streamed = trainer_fit(uris, params, stream=True)
-        decode = input_only(uris, tft_output, params, classes, cached=False)
-        rows += [{"feed": "Trainer without decode cache", "first_epoch_s":
-                  streamed["first_epoch_s"], "examples_per_s": streamed["examples_per_s"],
-                  "ratio": streamed["examples_per_s"] / baseline["examples_per_s"]},
-                 {"feed": "its input pipeline alone (no model)", "examples_per_s": decode,
-                  "ratio": decode / baseline["examples_per_s"], "first_epoch_s": ""}]
+    _add_optional_rows(rows, args, uris, tft_output, params, (images, labels), steps)
     print_table(rows, ["feed", "examples_per_s", "ratio", "first_epoch_s"])
     ratio = next(r["ratio"] for r in rows if r["feed"].startswith("Trainer (TFRecords"))
     print(f"goal trainer/numpy: {ratio:.3f} (goal >= {GOAL}): {'met' if ratio >= GOAL else 'MISSED'}")
@@ -268,6 +255,33 @@ def measure(args, config, output: str) -> dict:
         "goal": {"value": ratio, "goal": f">= {GOAL}", "met": ratio >= GOAL},
         "trainer_runs": trainers, "numpy_runs": baselines, "pipeline_run": recorded})
 
+
+def _medians(runs: list) -> dict:
+    """The median examples/s and first-epoch seconds of a side's runs."""
+    return {"examples_per_s": statistics.median(r["examples_per_s"] for r in runs),
+            "first_epoch_s": statistics.median(r["first_epoch_s"] for r in runs)}
+
+
+def _add_optional_rows(rows: list, args, uris: dict, tft_output, params, arrays: tuple,
+                       steps: int) -> None:
+    """Adds the rows of --augmented-baseline and --stream to `rows` (baseline first)."""
+    images, labels = arrays
+    baseline_rate = rows[0]["examples_per_s"]
+    if args.augmented_baseline:
+        augmented = numpy_fit(images, labels, params, params.epochs, steps, augment=True)
+        rows.insert(1, {"feed": "NumPy arrays + the Trainer's augmentation",
+                        "examples_per_s": augmented["examples_per_s"],
+                        "ratio": augmented["examples_per_s"] / baseline_rate,
+                        "first_epoch_s": augmented["first_epoch_s"]})
+    if args.stream:
+        classes = int(labels.max()) + 1
+        streamed = trainer_fit(uris, params, stream=True)
+        decode = input_only(uris, tft_output, params, classes, cached=False)
+        rows += [{"feed": "Trainer without decode cache", "first_epoch_s":
+                  streamed["first_epoch_s"], "examples_per_s": streamed["examples_per_s"],
+                  "ratio": streamed["examples_per_s"] / baseline_rate},
+                 {"feed": "its input pipeline alone (no model)", "examples_per_s": decode,
+                  "ratio": decode / baseline_rate, "first_epoch_s": ""}]
 
 if __name__ == "__main__":
     main()

@@ -16,11 +16,9 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from components.image_example_gen.encode import IMAGE_KEY
-from components.image_example_gen.labels import LABELS_FILE
-from modules.preprocessing import IMAGE_XF
-
-NORMALIZATION_FILE = "normalization.json"
+from components.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_FILE,
+                                 NORMALIZATION_FILE, PIXELS_INPUT, PROBABILITIES,
+                                 SERVING_DEFAULT, SERVING_IMAGE, SERVING_TENSOR)
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -67,7 +65,7 @@ def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
     def outputs(images):
         probabilities = model(images, training=False)
         class_id = tf.argmax(probabilities, axis=-1)
-        return {"probabilities": probabilities, "class_id": class_id,
+        return {PROBABILITIES: probabilities, "class_id": class_id,
                 "class_name": tf.gather(names, class_id)}
 
     transformed = _transformer(model.tft_layer, tft_output)
@@ -78,17 +76,17 @@ def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
         features = tf.io.parse_example(examples, raw_spec)
         return outputs(model.tft_layer(features)[IMAGE_XF])
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="image_bytes")])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=IMAGE_BYTES_INPUT)])
     def serve_image(image_bytes):
         return outputs(transformed(image_bytes))
 
     @tf.function(input_signature=[
-        tf.TensorSpec([None, size, size, channels], tf.float32, name="pixels")])
+        tf.TensorSpec([None, size, size, channels], tf.float32, name=PIXELS_INPUT)])
     def serve_tensor(pixels):
         return outputs((pixels / 255.0 - mean.astype(np.float32)) / std.astype(np.float32))
 
-    signatures = {"serving_default": serve_examples, "serving_image": serve_image,
-                  "serving_tensor": serve_tensor}
+    signatures = {SERVING_DEFAULT: serve_examples, SERVING_IMAGE: serve_image,
+                  SERVING_TENSOR: serve_tensor}
     return signatures, (mean, std)
 
 

@@ -9,66 +9,43 @@ import hashlib
 import json
 import os
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline.py
+from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 from tfx_bsl.public import tfxio
 
-from components.image_example_gen.ingest import read_report
-from components.image_example_gen.labels import LABELS_FILE, read_labels as read_label_file
+from components.contract import (IMAGE_XF, LABEL_XF, LABELS_FILE, examples_uri_of, read_labels,
+                                 split_of, split_size)
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
 from modules.model import build_model, compile_model
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
-from modules.preprocessing import IMAGE_XF, LABEL_XF
-from modules.progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
+from modules.epoch_progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
 from modules.schedule import Phase, Schedule, phases, training_schedule
 from modules.signatures import export, tft_normalization
-from modules.strategy import select_strategy
+from modules.distribution import select_strategy
 
 autograph_rules.install()
 
 
-def read_labels(file_pattern: str) -> List[str]:
-    """Class names in label-id order, from labels.txt beside the example splits.
-
-    `file_pattern` is one of FnArgs.train_files: `<examples uri>/Split-train/*`.
-    """
-    examples_uri = os.path.dirname(os.path.dirname(file_pattern))
-    return read_label_file(os.path.join(examples_uri, LABELS_FILE))
-
-
-# Destroying the training iterator when fit returns sometimes took 15-17 s
-# (1 Trainer run in 3): py-spy --native showed the main thread in
+# Destroying the training iterator when fit returns sometimes stalled for
+# many seconds: py-spy --native showed the main thread in
 # RootDataset::Iterator::~Iterator waiting on a tf.data pool thread
 # (UnboundedThreadPool::LogicalThreadWrapper). The root iterator starts its
-# autotuning model thread only with autotuning on; with it off, 0 stalls in
-# 5 runs (1 in 5 before) at an unchanged rate. Which thread it was is
-# inferred, not seen. Fixed parallelism instead: one map call per usable
-# core, two batches prefetched.
+# autotuning model thread only with autotuning on, and with it off the
+# stalls stopped at an unchanged rate (docs/performance.md). Which thread it
+# was is inferred, not seen. Fixed parallelism instead: one map call per
+# usable core, two batches prefetched.
 _PARALLEL = max(1, len(os.sched_getaffinity(0)))
 _OPTIONS = tf.data.Options()
 _OPTIONS.autotune.enabled = False
-
-
-def split_size(file_pattern: str) -> int:
-    """Examples in the split `<examples uri>/Split-<name>/*`, from the ingest report.
-
-    0 (unknown: stream, do not cache) for examples another ExampleGen wrote.
-    """
-    split_dir = os.path.dirname(file_pattern)
-    try:
-        report = read_report(os.path.dirname(split_dir))
-    except tf.errors.NotFoundError:
-        return 0
-    return int(report["splits"].get(os.path.basename(split_dir)[len("Split-"):], 0))
 
 
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
@@ -122,7 +99,7 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
 
 def _split_examples(file_pattern: str) -> int:
     """The split's size from the ingest report, else counted (another ExampleGen's output)."""
-    known = split_size(file_pattern)
+    known = split_size(examples_uri_of(file_pattern), split_of(file_pattern))
     if known:
         return known
     files = tf.io.gfile.glob(file_pattern)
@@ -240,7 +217,7 @@ def run_fn(fn_args: FnArgs) -> None:
     logging.info("training on %s: %d replica(s), global batch %d, %s", plan.kind,
                  plan.replicas, plan.global_batch, plan.policy)
     tft_output = tft.TFTransformOutput(fn_args.transform_output)
-    labels = read_labels(fn_args.train_files[0])
+    labels = read_labels(os.path.join(examples_uri_of(fn_args.train_files[0]), LABELS_FILE))
     module = _user_module(params)
     augment = user_module.augment_fn(module, params) if module else None
     trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))

@@ -63,9 +63,9 @@ class ServingImageHandler(ModelHandler):
 def _probabilities(model, batch: Sequence[bytes]):
     import tensorflow as tf
 
-    from components.image_pusher.warmup import INPUT_KEY, SIGNATURE
-    return model.signatures[SIGNATURE](**{INPUT_KEY: tf.constant(list(batch))})[
-        "probabilities"].numpy()
+    from components.contract import IMAGE_BYTES_INPUT, PROBABILITIES, SERVING_IMAGE
+    return model.signatures[SERVING_IMAGE](**{IMAGE_BYTES_INPUT: tf.constant(list(batch))})[
+        PROBABILITIES].numpy()
 
 
 def _one(model, image: bytes):
@@ -182,7 +182,7 @@ def pipeline_options(beam_args: Sequence[str]):
     if not _is_remote(options):
         return options
     from pipeline.beam_deps import with_setup_file
-    from pipeline.pipeline import LOCAL_SETUP_FILE  # heavy (TFX): remote runners only
+    from pipeline.dag import LOCAL_SETUP_FILE  # heavy (TFX): remote runners only
     return PipelineOptions(with_setup_file(beam_args, LOCAL_SETUP_FILE))
 
 

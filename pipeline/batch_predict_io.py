@@ -12,9 +12,11 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from components.image_example_gen.encode import BadImageError, FILENAME_KEY, decode_fully
-from components.image_example_gen.folder_tree import IMAGE_EXTENSIONS, is_image_name
-from pipeline.config import BATCH_PREDICT_PROGRESS_SECONDS
+from components.contract import FILENAME_KEY
+from components.image_example_gen.encoding.encode import BadImageError, decode_fully
+
+from components.image_example_gen.readers.folder_tree import IMAGE_EXTENSIONS, is_image_name
+from pipeline.config import BATCH_PREDICT_PROGRESS_SECONDS, DEFAULT_MAX_PIXELS
 from pipeline.errors import UsageError
 
 OUTPUT_KINDS = {".jsonl": "jsonl", ".csv": "csv"}
@@ -66,7 +68,7 @@ def saved_model_path(model: str) -> str:
 
 def plan_job(model: str, data: str, output: str, top_k: int, image_key: str) -> BatchJob:
     """The job for these flags; UsageError naming the flag if one is wrong."""
-    from components.image_example_gen.labels import LABELS_FILE, read_labels
+    from components.contract import LABELS_FILE, read_labels
     kind = output_kind(output)
     model_path = saved_model_path(model)
     source = source_kind(data)
@@ -172,7 +174,7 @@ def iter_records(path: str, image_key: str) -> Iterator[object]:
     """
     import tensorflow as tf
 
-    from components.image_example_gen.tfrecords import iter_records as raw_records
+    from components.image_example_gen.readers.tfrecords import iter_records as raw_records
     count = 0
     try:
         for record in raw_records(path):
@@ -190,7 +192,7 @@ def error_row(path: str, error: str) -> dict:
 def checked(item: Item) -> Optional[str]:
     """None if the bytes decode as ingestion decodes them, else why not (one line)."""
     try:
-        decode_fully(item[1])  # the ingestion's check, and its pixel limit
+        decode_fully(item[1], DEFAULT_MAX_PIXELS)  # the ingestion's check, and its pixel limit
     except BadImageError as e:
         return str(e)
     return None

@@ -1,6 +1,6 @@
 """The `imagepipe` command line.
 
-    imagepipe run                       # the bundled MNIST digits, ~1-2 min on 2 cores
+    imagepipe run                       # the bundled MNIST digits (timings: docs/performance.md)
     imagepipe plan --data DIR           # what a run would choose, and why
     imagepipe run --data DIR --output OUT
     imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
@@ -15,7 +15,7 @@ import traceback
 import typing
 from typing import List, Optional
 
-from components.image_example_gen.folder_tree import DatasetError
+from components.image_example_gen.readers.folder_tree import DatasetError
 from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline import startup
 from pipeline.errors import PipelineFailed, UsageError
@@ -67,67 +67,72 @@ def add_config_file_flag(parser: argparse.ArgumentParser) -> None:
                              "flags override it. Example: --config flowers.yaml")
 
 
+# Subcommands: (name, help, description, the config fields they take as
+# flags (None: all), whether they take --config); _OWN_FLAGS adds the rest.
+_COMMANDS = (
+    ("run", "ingest, validate, transform, train, evaluate and push",
+     "Run the whole TFX pipeline locally (LocalDagRunner). "
+     "Example: imagepipe run --data data/mnist_1k/png --output outputs", None, True),
+    ("ingest", "only ingest a dataset into TFRecords of tf.Example",
+     "Run ImageExampleGen's ingestion alone: OUTPUT/<split>/data-*.tfrecord.gz "
+     "(gzipped TFRecords), labels.txt and ingest_report.json. "
+     "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr",
+     INGEST_FIELDS, True),
+    ("config", "print the effective config (defaults < --config file < flags)",
+     "Print every setting as YAML, after applying --config and flags; the "
+     "output is itself a valid --config file. Example: imagepipe config "
+     "show --config flowers.yaml --train-steps 1000", None, True),
+    ("plan", "print the training plan for --data; trains nothing",
+     "Resolve every setting left unset from the data and this machine "
+     "(image size, channels, model, batch, epochs, learning-rate schedule, "
+     "augmentation, blessing threshold), say why each was chosen, and check "
+     "the training fits in memory. Flags given win over the plan. Example: "
+     "imagepipe plan --data ~/photos", None, True),
+    ("compile", "compile the pipeline for Kubeflow Pipelines (GKE) or Vertex AI",
+     "Write the same pipeline as `run`, for a cluster. kubeflow: a KFP "
+     "PipelineSpec YAML (schema 2.1.0) for open-source Kubeflow Pipelines; "
+     "vertex: a PipelineJob JSON for Vertex AI Pipelines. Needs no cloud "
+     "credentials. Example: imagepipe compile --target kubeflow --image "
+     "us-docker.pkg.dev/p/r/imagepipe:1 --pipeline-root gs://b/imagepipe "
+     "--data gs://b/flowers --image-size 64 --channels 3 "
+     "--accelerator tpu:tpu-v5-lite-podslice:2x4",
+     tuple(f.name for f in config_fields() if f.name != "output"), True),
+    ("runs", "list the runs recorded in --output",
+     "One line per run from ML Metadata: start time, eval accuracy, blessed, "
+     "pushed version, data. Example: imagepipe runs --output outputs",
+     ("output", "pipeline_name", "verbose"), False),
+    ("report", "write the HTML report of the latest run (run does it too)",
+     "Write <output>/report/index.html and its PNGs (prediction gallery, "
+     "confusion matrix, per-class accuracy, training curves, inputs after "
+     "Transform) for the latest run in --output. Example: imagepipe report "
+     "--output outputs", ("output", "pipeline_name", "verbose"), False),
+    ("predict", "classify image files, a folder or TFRecords with a pushed model",
+     "Print the top classes of each image, or with --data write one row per "
+     "image of a folder or TFRecords with Apache Beam's RunInference. Examples: "
+     "imagepipe predict --model outputs/serving/imagepipe digit.png photo.jpg; "
+     "imagepipe predict --model outputs/serving/imagepipe --data photos/ "
+     "--output predictions.jsonl", ("image_key",), False),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with its subcommands."""
     parser = argparse.ArgumentParser(
         prog="imagepipe", description="TFX pipeline for image classification.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = commands.add_parser(
-        "run", help="ingest, validate, transform, train, evaluate and push",
-        description="Run the whole TFX pipeline locally (LocalDagRunner). "
-                    "Example: imagepipe run --data data/mnist_1k/png --output outputs")
-    add_config_file_flag(run)
-    add_config_flags(run)
-    ingest = commands.add_parser(
-        "ingest", help="only ingest a dataset into TFRecords of tf.Example",
-        description="Run ImageExampleGen's ingestion alone: OUTPUT/<split>/data-*.tfrecord.gz "
-                    "(gzipped TFRecords), labels.txt and ingest_report.json. "
-                    "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr")
-    add_config_file_flag(ingest)
-    add_config_flags(ingest, INGEST_FIELDS)
-    show = commands.add_parser(
-        "config", help="print the effective config (defaults < --config file < flags)",
-        description="Print every setting as YAML, after applying --config and flags; the "
-                    "output is itself a valid --config file. Example: imagepipe config "
-                    "show --config flowers.yaml --train-steps 1000")
-    show.add_argument("action", choices=["show"], help="show: print the effective config")
-    add_config_file_flag(show)
-    add_config_flags(show)
-    plan = commands.add_parser(
-        "plan", help="print the training plan for --data; trains nothing",
-        description="Resolve every setting left unset from the data and this machine "
-                    "(image size, channels, model, batch, epochs, learning-rate schedule, "
-                    "augmentation, blessing threshold), say why each was chosen, and check "
-                    "the training fits in memory. Flags given win over the plan. Example: "
-                    "imagepipe plan --data ~/photos")
-    add_config_file_flag(plan)
-    add_config_flags(plan)
-    _add_compile_parser(commands)
-    runs = commands.add_parser(
-        "runs", help="list the runs recorded in --output",
-        description="One line per run from ML Metadata: start time, eval accuracy, blessed, "
-                    "pushed version, data. Example: imagepipe runs --output outputs")
-    add_config_flags(runs, ("output", "pipeline_name", "verbose"))
-    report = commands.add_parser(
-        "report", help="write the HTML report of the latest run (run does it too)",
-        description="Write <output>/report/index.html and its PNGs (prediction gallery, "
-                    "confusion matrix, per-class accuracy, training curves, inputs after "
-                    "Transform) for the latest run in --output. Example: imagepipe report "
-                    "--output outputs")
-    add_config_flags(report, ("output", "pipeline_name", "verbose"))
-    _add_predict_parser(commands)
+    for name, help_text, description, fields, with_file in _COMMANDS:
+        command = commands.add_parser(name, help=help_text, description=description)
+        if name in _OWN_FLAGS:
+            _OWN_FLAGS[name](command)
+        if with_file:
+            add_config_file_flag(command)
+        add_config_flags(command, fields)
     return parser
 
 
-def _add_predict_parser(commands) -> None:
-    predict = commands.add_parser(
-        "predict", help="classify image files, a folder or TFRecords with a pushed model",
-        description="Print the top classes of each image, or with --data write one row per "
-                    "image of a folder or TFRecords with Apache Beam's RunInference. Examples: "
-                    "imagepipe predict --model outputs/serving/imagepipe digit.png photo.jpg; "
-                    "imagepipe predict --model outputs/serving/imagepipe --data photos/ "
-                    "--output predictions.jsonl")
+def _predict_flags(predict: argparse.ArgumentParser) -> None:
+    """`predict`'s own flags."""
     predict.add_argument("--model", required=True,
                          help="a SavedModel version folder, a serving base folder (latest "
                               "version), or a .tflite file with labels.txt beside it "
@@ -146,21 +151,12 @@ def _add_predict_parser(commands) -> None:
                               "write it with '='. Example: --beam-args='--runner="
                               "DataflowRunner --project=P --region=R --temp_location=gs://B/tmp' "
                               f"(default: {LOCAL_BEAM_ARGS})")
-    add_config_flags(predict, ("image_key",))
     predict.add_argument("--verbose", action="store_true", default=None,
                          help="show library logs and tracebacks")
 
 
-def _add_compile_parser(commands) -> None:
-    compile_ = commands.add_parser(
-        "compile", help="compile the pipeline for Kubeflow Pipelines (GKE) or Vertex AI",
-        description="Write the same pipeline as `run`, for a cluster. kubeflow: a KFP "
-                    "PipelineSpec YAML (schema 2.1.0) for open-source Kubeflow Pipelines; "
-                    "vertex: a PipelineJob JSON for Vertex AI Pipelines. Needs no cloud "
-                    "credentials. Example: imagepipe compile --target kubeflow --image "
-                    "us-docker.pkg.dev/p/r/imagepipe:1 --pipeline-root gs://b/imagepipe "
-                    "--data gs://b/flowers --image-size 64 --channels 3 "
-                    "--accelerator tpu:tpu-v5-lite-podslice:2x4")
+def _compile_flags(compile_: argparse.ArgumentParser) -> None:
+    """`compile`'s own flags (--config and the config flags are added by build_parser)."""
     compile_.add_argument("--target", required=True, choices=("kubeflow", "vertex"),
                           help="kubeflow (open-source KFP on GKE) or vertex")
     compile_.add_argument("--image", required=True,
@@ -179,8 +175,13 @@ def _add_compile_parser(commands) -> None:
                                    f"(all three --dataflow flags together). Example: {example}")
     compile_.add_argument("--output-file", default=None,
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
-    add_config_file_flag(compile_)
-    add_config_flags(compile_, [f.name for f in config_fields() if f.name != "output"])
+
+
+def _config_action(show: argparse.ArgumentParser) -> None:
+    show.add_argument("action", choices=["show"], help="show: print the effective config")
+
+
+_OWN_FLAGS = {"config": _config_action, "compile": _compile_flags, "predict": _predict_flags}
 
 
 def _quiet_libraries(verbose: bool) -> None:

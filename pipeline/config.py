@@ -10,15 +10,18 @@ import shlex
 from pathlib import Path
 from typing import List, Optional
 
-from components.image_example_gen.options import DEFAULT_MAX_PIXELS, FORMATS, IngestOptions
-from modules.params import BACKBONE_NAMES, MODELS, MODULE
+from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
+from components.image_pusher.settings import QUANTIZATIONS, PushSettings
+from modules.params import MODELS, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Over this, an image is refused before decoding (decompression bombs); also
+# the limit of `imagepipe predict`, which checks images as ingestion does.
+DEFAULT_MAX_PIXELS = 100_000_000
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 # In-process Beam: for datasets that fit one machine, Beam's worker processes
 # (each re-importing TensorFlow) cost more than they save; ingestion encodes
-# on every core anyway (bench/ingest: 1.60x the plain loop in process, 0.56x
-# with 2 Beam processes).
+# on every core anyway (bench/ingest; measured: docs/performance.md).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
 # `imagepipe predict --data`: images per call of the serving_image signature.
 # Each is decoded at full size inside the call before the resize, so the
@@ -33,6 +36,10 @@ class ConfigError(ValueError):
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 _NAME_RULE = "must be letters, digits, '-' and '_' (no '/', '.' or spaces)"
+# `imagepipe compile` only: KFP's stricter rule for pipeline names
+# (kfp.compiler's _validate_pipeline_name).
+KFP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
+KFP_NAME_RULE = "KFP needs lowercase letters, digits and dashes, starting with a letter or digit"
 
 
 def _field(default, help_text: str, **kwargs):
@@ -82,8 +89,8 @@ class PipelineConfig:
                                     "Default: imagenet. Example: --weights mnv2_notop.h5")
     module_file: Optional[str] = _field(None, "Your own network: a Python file defining "
                                         "build_model(input_shape, num_classes, params) and "
-                                        "optionally augment(images, params) (README, 'Bring "
-                                        "your own model'). Example: --module-file "
+                                        "optionally augment(images, params) (docs/models.md). "
+                                        "Example: --module-file "
                                         "modules/examples/tiny_convnet.py")
     batch_size: Optional[int] = _field(None, "Training batch per replica; the global batch is "
                                        "this times the replicas (GPUs or TPU cores). On TPU, "
@@ -134,7 +141,7 @@ class PipelineConfig:
     quantize: str = _field("int8", "TFLite conversion of the blessed model: none, dynamic "
                            "(dynamic-range int8 weights), float16, or int8 (full integer, "
                            "calibrated on the train split).",
-                           choices=("none", "dynamic", "float16", "int8"))
+                           choices=QUANTIZATIONS)
     tflite_tolerance: float = _field(0.01, "Push the TFLite file only if its eval accuracy is "
                                      "at most this much below the SavedModel's (absolute).")
     beam_args: str = _field(LOCAL_BEAM_ARGS, "Apache Beam pipeline options for ingestion, "
@@ -152,8 +159,6 @@ class PipelineConfig:
             ("epochs", unset("epochs") or self.epochs >= 1, "must be >= 1"),
             ("train_steps", unset("train_steps") or self.train_steps >= 1, "must be >= 1"),
             ("eval_steps", unset("eval_steps") or self.eval_steps >= 1, "must be >= 1"),
-            ("eval_percent", 0 < self.eval_percent < 100, "must be in 1..99"),
-            ("max_pixels", self.max_pixels >= 1, "must be >= 1"),
             ("image_size", unset("image_size") or self.image_size >= 4, "must be >= 4"),
             ("learning_rate", unset("learning_rate") or self.learning_rate > 0, "must be > 0"),
             ("early_stopping_patience", unset("early_stopping_patience")
@@ -176,10 +181,10 @@ class PipelineConfig:
             ("model_name", _SAFE_NAME.match(self.model_name) is not None, _NAME_RULE),
             ("pipeline_name", _SAFE_NAME.match(self.pipeline_name) is not None, _NAME_RULE),
         ]
-        for name, ok, rule in checks:
-            if not ok:
-                raise ConfigError(f"--{name.replace('_', '-')} {rule}, "
-                                  f"got {getattr(self, name)}")
+        problems = [(name, rule) for name, ok, rule in checks if not ok]
+        problems += option_problems(self.format, self.eval_percent, self.max_pixels)
+        for name, rule in problems[:1]:
+            raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
 
     @property
     def pipeline_root(self) -> str:
@@ -203,7 +208,7 @@ class PipelineConfig:
 
     @property
     def summary_path(self) -> str:
-        """The run summary contract (see README)."""
+        """The run summary contract (docs/data.md)."""
         return os.path.join(self.output, "summary.json")
 
     @property
@@ -216,6 +221,11 @@ class PipelineConfig:
         return IngestOptions(format=self.format, strict=self.strict,
                              max_pixels=self.max_pixels, image_key=self.image_key,
                              label_key=self.label_key, eval_percent=self.eval_percent)
+
+    def push_settings(self) -> PushSettings:
+        """What the Pusher is told: the TFLite flags and the serving check's settings."""
+        return PushSettings(tflite_dir=self.tflite_dir, quantize=self.quantize,
+                            parity_tolerance=self.tflite_tolerance, **SERVING_CHECK)
 
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""
@@ -277,7 +287,7 @@ DECODE_CACHE_SHARE = 8
 SERVING_CHECK = {
     "warmup_records": 100,  # eval images, one request each; TF Serving replays at most 1,000
     "warmup_max_bytes": 8 << 20,  # the file is copied into every version: bound camera photos
-    "warmup_batch_sizes": [8, 32],  # batches batching.config's max_batch_size lets form
+    "warmup_batch_sizes": (8, 32),  # batches batching.config's max_batch_size lets form
     "rest_requests": 32,  # timed single-image REST requests, for p50/p99
     "atol": 1e-4,  # REST answers vs the Evaluator's signature, per probability
     "timeout_s": 600,  # a load that hangs fails the check instead of the run
@@ -293,29 +303,25 @@ _THRESHOLD_PHOTO = ("a photo model trained from scratch on a few thousand photos
 # would make a handful of steps an epoch, too few for warmup or early stopping.
 BATCH_SIZES = (64, 32, 16, 8)
 MIN_STEPS_PER_EPOCH = 10
-# Per model: (value, why) for each planned training setting.
-PLAN_DEFAULTS = {
-    "cnn": {
-        "learning_rate": (1e-3, "Adam's usual 1e-3 for the cnn"),
-        "early_stopping_patience": (5, "stop after 5 epochs without a better val_loss"),
-        "label_smoothing": (0.0, "none for the cnn"),
-        "augment_crop": (2, "digits and scans: pad by 2 px and crop back"),
-        "augment_scale": (0.0, "no resized crops for digits"),
-        "augment_flip": (False, "no flips: digits and text are not mirror-symmetric"),
-        "augment_color": (0.0, "no colour change for grayscale digits"),
-        "accuracy_threshold": (0.9, _THRESHOLD_CNN),
-    },
-    "photo": {
-        "learning_rate": (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)"),
-        "early_stopping_patience": (8, "stop after 8 epochs without a better val_loss"),
-        "label_smoothing": (0.1, "0.1: photos' labels are noisy"),
-        "augment_crop": (0, "resized crops instead"),
-        "augment_scale": (0.25, "photos: random resized crops keeping >= 25% of the area"),
-        "augment_flip": (True, "photos are mirror-symmetric"),
-        "augment_color": (0.2, "photos: brightness/contrast up to 20%"),
-        "accuracy_threshold": (0.7, _THRESHOLD_PHOTO),
-    },
-}
+# Per planned training setting: (value, why) for the cnn, then for the photo model.
+_PLAN_ROWS = (
+    ("learning_rate", (1e-3, "Adam's usual 1e-3 for the cnn"),
+     (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)")),
+    ("early_stopping_patience", (5, "stop after 5 epochs without a better val_loss"),
+     (8, "stop after 8 epochs without a better val_loss")),
+    ("label_smoothing", (0.0, "none for the cnn"), (0.1, "0.1: photos' labels are noisy")),
+    ("augment_crop", (2, "digits and scans: pad by 2 px and crop back"),
+     (0, "resized crops instead")),
+    ("augment_scale", (0.0, "no resized crops for digits"),
+     (0.25, "photos: random resized crops keeping >= 25% of the area")),
+    ("augment_flip", (False, "no flips: digits and text are not mirror-symmetric"),
+     (True, "photos are mirror-symmetric")),
+    ("augment_color", (0.0, "no colour change for grayscale digits"),
+     (0.2, "photos: brightness/contrast up to 20%")),
+    ("accuracy_threshold", (0.9, _THRESHOLD_CNN), (0.7, _THRESHOLD_PHOTO)),
+)
+PLAN_DEFAULTS = {"cnn": {name: cnn for name, cnn, _ in _PLAN_ROWS},
+                 "photo": {name: photo for name, _, photo in _PLAN_ROWS}}
 PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
 PLAN_DEFAULTS["backbone"] = {
     **PLAN_DEFAULTS["photo"],

@@ -9,8 +9,9 @@ from typing import List
 import tensorflow_data_validation as tfdv
 import tensorflow_model_analysis as tfma
 # The modules `tfx.v1` re-exports, imported directly: `from tfx import v1` also
-# imports tfx.v1.extensions and with it Vertex AI's client library, 2.2 s of
-# every command's start (python -X importtime), for nothing a local run uses.
+# imports tfx.v1.extensions and with it Vertex AI's client library, a large
+# share of every command's start (python -X importtime; docs/performance.md),
+# for nothing a local run uses.
 from tfx.components import ExampleValidator, SchemaGen, StatisticsGen, Trainer, Transform
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
@@ -23,13 +24,13 @@ from tfx.types.channel import Channel
 
 from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
+from components.contract import LABEL_KEY, PROBABILITIES, SERVING_DEFAULT
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
-from components.image_example_gen.encode import LABEL_KEY
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
 from pipeline.beam_deps import with_setup_file
-from pipeline.config import REPO_ROOT, SERVING_CHECK, PipelineConfig
+from pipeline.config import REPO_ROOT, PipelineConfig
 from pipeline.plan import Plan
 
 # Components are addressed by these ids in MLMD, summary.json and logs.
@@ -70,8 +71,8 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
         per_slice_thresholds=[tfma.PerSliceMetricThreshold(
             slicing_specs=[tfma.SlicingSpec()], threshold=threshold)])
     return tfma.EvalConfig(
-        model_specs=[tfma.ModelSpec(signature_name="serving_default", label_key=LABEL_KEY,
-                                    prediction_key="probabilities")],
+        model_specs=[tfma.ModelSpec(signature_name=SERVING_DEFAULT, label_key=LABEL_KEY,
+                                    prediction_key=PROBABILITIES)],
         slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[LABEL_KEY])],
         metrics_specs=[tfma.MetricsSpec(metrics=[
             accuracy, tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")])])
@@ -107,8 +108,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
     # Sketch-based top-k/uniques: TFDV's exact ones count every distinct value
     # of every bytes feature through a group-by, and each encoded image is a
-    # distinct value, so memory grew with the data (executor alone: +65 MB at
-    # 1k images, +206 MB at 20k; sketches: +43 and +59 MB, and 4.0 s not 5.8 s).
+    # distinct value, so memory grew with the data; sketches grow far less
+    # (measured: docs/performance.md).
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"],
         stats_options=tfdv.StatsOptions(use_sketch_based_topk_uniques=True))
@@ -143,9 +144,7 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
-        examples=example_gen.outputs["examples"], serving_check=SERVING_CHECK,
-        tflite_dir=config.tflite_dir,
-        quantize=config.quantize, parity_tolerance=config.tflite_tolerance,
+        examples=example_gen.outputs["examples"], settings=config.push_settings(),
     ).with_id("Pusher")
     return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
             baseline, evaluator, pusher]

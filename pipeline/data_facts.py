@@ -5,8 +5,9 @@ trees (the same path hash ingestion uses) and for arrays with fixed splits.
 """
 from typing import Optional, Tuple
 
-from components.image_example_gen.folder_tree import Listing
-from components.image_example_gen.options import SPLITS, IngestOptions, split_index
+from components.contract import SPLITS
+from components.image_example_gen.readers.folder_tree import Listing
+from components.image_example_gen.options import IngestOptions, split_index
 from pipeline.data_probe import probe_images
 from pipeline.plan import DataFacts
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from PIL import Image
 
-from components.image_example_gen.folder_tree import DatasetError, Listing
+from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.options import IngestOptions
 
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
@@ -56,7 +56,7 @@ def _summarize(openers: Iterable[Callable[[], Image.Image]], root: str) -> Image
                        channels.most_common(1)[0][0], len(ordered))
 
 
-def probe_images(root: str, listing: Listing, options: IngestOptions = IngestOptions(),
+def probe_images(root: str, listing: Listing, options: IngestOptions,
                  sample: int = 200, seed: int = 0) -> ImageSample:
     """Side and channel statistics of a sample of the images (headers only).
 
@@ -70,7 +70,7 @@ def probe_images(root: str, listing: Listing, options: IngestOptions = IngestOpt
     if listing.format in ("idx", "npz"):
         return _array_sample(listing)
     if listing.format == "tfrecord":
-        from components.image_example_gen.tfrecords import sample_images  # imports TF
+        from components.image_example_gen.readers.tfrecords import sample_images  # imports TF
         blobs = sample_images(root, listing, options, sample)
         return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
     files = listing.files

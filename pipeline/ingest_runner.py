@@ -14,9 +14,10 @@ import tempfile
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from components.image_example_gen.formats import list_dataset
-from components.image_example_gen.ingest import REPORT_FILE, SPLITS, IngestImages, finish_ingest
-from components.image_example_gen.parallel import local_processes
+from components.contract import INGEST_REPORT_FILE, SPLITS
+from components.image_example_gen.readers.formats import list_dataset
+from components.image_example_gen.ingest import IngestImages, finish_ingest
+from components.image_example_gen.encoding.parallel import local_processes
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineFailed, UsageError
 from pipeline.summary import data_warnings
@@ -25,7 +26,7 @@ from pipeline.summary import data_warnings
 def _check_target(output: str) -> None:
     """OUT may be new, empty, or a previous ingest's output (which is replaced)."""
     if os.path.isdir(output) and os.listdir(output) and not os.path.exists(
-            os.path.join(output, REPORT_FILE)):
+            os.path.join(output, INGEST_REPORT_FILE)):
         raise UsageError(f"--output {output}: exists and is not an earlier ingest's output; "
                          "choose a new or empty folder")
 

@@ -13,20 +13,17 @@ and referenced by dotted paths, and the image shape comes from local data or
 """
 import json
 import os
-import re
 import tempfile
 from typing import List, Optional
 
 import yaml
 
 from pipeline.accelerators import Accelerator
-from pipeline.config import PipelineConfig
+from pipeline.config import KFP_NAME, KFP_NAME_RULE, PipelineConfig
 from pipeline.errors import UsageError
 
 TARGETS = ("kubeflow", "vertex")
 TRAINER_ID = "Trainer"
-# KFP's rule for pipeline names (kfp.compiler's _validate_pipeline_name).
-PIPELINE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
 # The image's WORKDIR (kubeflow/Dockerfile), where setup.py is copied; see
 # pipeline/beam_deps.py for why Beam is told about it.
 CONTAINER_SETUP_FILE = "/imagepipe/setup.py"
@@ -70,11 +67,8 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
         side = config.image_size
         facts = DataFacts(None, None, None, side, side, side, config.channels)
         return make_plan(config, facts, hardware, budget, source)
-    from components.image_example_gen.formats import list_dataset
-    from pipeline.data_facts import data_facts
-    options = config.ingest_options()
-    facts = data_facts(config.data, list_dataset(config.data, options), options)
-    return make_plan(config, facts, hardware, budget, source)
+    from pipeline.resolve import read_data_facts
+    return make_plan(config, read_data_facts(config), hardware, budget, source)
 
 
 def _resources(accelerator: Accelerator, target: str):
@@ -99,9 +93,8 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     """Writes the compiled pipeline to `output_file`; returns its path."""
     if target not in TARGETS:
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
-    if not PIPELINE_NAME.match(config.pipeline_name):
-        raise UsageError(f"--pipeline-name {config.pipeline_name!r}: KFP needs lowercase "
-                         "letters, digits and dashes, starting with a letter or digit")
+    if not KFP_NAME.match(config.pipeline_name):
+        raise UsageError(f"--pipeline-name {config.pipeline_name!r}: {KFP_NAME_RULE}")
     if accelerator and accelerator.kind == "tpu":
         if target == "vertex":
             raise UsageError("--accelerator tpu:... is for --target kubeflow (GKE TPU node "
@@ -110,7 +103,7 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     plan = _plan(config, accelerator)
     from tfx import v1 as tfx  # heavy: after the checks above
 
-    from pipeline.pipeline import create_pipeline
+    from pipeline.dag import create_pipeline
     pipeline = create_pipeline(plan, config.beam_pipeline_args,
                                baseline_kind="pushed" if target == "kubeflow" else "vertex",
                                setup_file=CONTAINER_SETUP_FILE)

@@ -10,9 +10,9 @@ from pipeline import summary
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineFailed
 from pipeline.memory_check import memory_line
-from pipeline.pipeline import create_pipeline
+from pipeline.dag import create_pipeline
 from pipeline.plan import plan_lines
-from pipeline.progress import component_lines
+from pipeline.component_progress import component_lines
 from pipeline.resolve import resolve_plan
 
 

@@ -38,10 +38,10 @@ class Predictor:
     def __init__(self, model: str):
         import tensorflow as tf  # heavy: loaded only when predicting
 
-        from components.image_example_gen.labels import LABELS_FILE, read_labels
+        from components.contract import LABELS_FILE, SERVING_IMAGE, read_labels
         self.kind, self.path = resolve_model(model)
         if self.kind == "saved_model":
-            self._serve = tf.saved_model.load(self.path).signatures["serving_image"]
+            self._serve = tf.saved_model.load(self.path).signatures[SERVING_IMAGE]
             self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
         else:
             from components.image_pusher.tflite import Runner
@@ -52,11 +52,14 @@ class Predictor:
     def probabilities(self, image: bytes) -> np.ndarray:
         """The class probabilities of one encoded image; raises if it cannot be decoded."""
         import tensorflow as tf
+
+        from components.contract import IMAGE_BYTES_INPUT, PROBABILITIES
         if self.kind == "saved_model":
-            return self._serve(image_bytes=tf.constant([image]))["probabilities"].numpy()[0]
-        from modules.preprocessing import decode_images
+            return self._serve(**{IMAGE_BYTES_INPUT: tf.constant([image])})[
+                PROBABILITIES].numpy()[0]
+        from components.images import decode_images
         pixels = decode_images(tf.constant([image]), int(self._size), int(self._channels))
-        return self._runner((pixels * 255.0).numpy())["probabilities"][0]
+        return self._runner((pixels * 255.0).numpy())[PROBABILITIES][0]
 
 
 def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[str, float]]:
@@ -67,14 +70,15 @@ def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[st
 
 def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int]:
     """One line per image, 'path: label (p), ...' or 'path: error: ...'; and the error count."""
-    from components.image_example_gen.encode import BadImageError, decode_fully
+    from components.image_example_gen.encoding.encode import BadImageError, decode_fully
+    from pipeline.config import DEFAULT_MAX_PIXELS
     predictor = Predictor(model)
     lines, errors = [], 0
     for path in images:
         try:
             with open(path, "rb") as f:
                 data = f.read()
-            decode_fully(data)  # the ingestion's check: a clear reason, not a graph error
+            decode_fully(data, DEFAULT_MAX_PIXELS)  # the ingestion's check: a clear reason, not a graph error
             scores = predictor.probabilities(data)
         except (OSError, BadImageError) as e:
             errors += 1

@@ -6,13 +6,13 @@ memory and refuse (exit 2) before anything heavy runs.
 """
 from typing import Optional, Tuple
 
-from components.image_example_gen.folder_tree import DatasetError
-from components.image_example_gen.formats import list_dataset
+from components.image_example_gen.readers.folder_tree import DatasetError
+from components.image_example_gen.readers.formats import list_dataset
 from pipeline.config import PipelineConfig
 from pipeline.data_facts import data_facts
 from pipeline.memory_check import MemoryEstimate, check_fits, estimate, memory_limit
 from pipeline.model_source import check_model, read_source
-from pipeline.plan import Plan, make_plan
+from pipeline.plan import DataFacts, Plan, make_plan
 
 # Beyond this, per-class evaluation slices and the report stop being useful,
 # and the softmax layer dominates the model; refused rather than half-working.
@@ -29,6 +29,18 @@ def check_classes(data: str, classes) -> None:
     if len(classes) > MAX_CLASSES:
         raise DatasetError(f"--data {data}: {len(classes):,} classes; imagepipe supports up "
                            f"to {MAX_CLASSES:,}")
+
+
+def read_data_facts(config: PipelineConfig) -> DataFacts:
+    """What the plan needs to know of local data: listed, class count checked, probed.
+
+    The one place a run (`resolve_plan`) and the compiler read the data's
+    image shape from; the plan puts it into the config.
+    """
+    options = config.ingest_options()
+    listing = list_dataset(config.data, options)
+    check_classes(config.data, listing.classes)
+    return data_facts(config.data, listing, options)
 
 
 def detect_hardware(config: PipelineConfig) -> str:
@@ -49,12 +61,9 @@ def resolve_plan(config: PipelineConfig, hardware: Optional[str] = None,
         module or weights file that cannot be used (names the file).
     """
     source = read_source(config)
-    options = config.ingest_options()
-    listing = list_dataset(config.data, options)
-    check_classes(config.data, listing.classes)
+    facts = read_data_facts(config)
     limit = limit or memory_limit()
-    plan = make_plan(config, data_facts(config.data, listing, options),
-                     hardware or detect_hardware(config), limit, source)
+    plan = make_plan(config, facts, hardware or detect_hardware(config), limit, source)
     c = plan.config
     check_model(plan.trainer_params(), (c.image_size, c.image_size, c.channels),
                 plan.facts.classes or 2)

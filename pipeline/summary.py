@@ -12,8 +12,7 @@ import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from components.image_example_gen.encode import LABEL_KEY
-from components.image_example_gen.ingest import read_report
+from components.contract import LABEL_KEY, read_ingest_report
 from pipeline.config import PipelineConfig
 
 _State = metadata_store_pb2.Execution.State
@@ -180,7 +179,7 @@ def _pushed_section(store, pusher) -> dict:
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:
     """The ingest report of the examples this run used, folded into the summary."""
     examples = outputs(store, example_gen)["Examples"]
-    report = read_report(examples.uri)
+    report = read_ingest_report(examples.uri)
     return {"path": config.data, "format": report["format"], "splits": report["splits"],
             "classes": report["classes"], "per_class": report["per_class"],
             "shapes": report["shapes"], "skipped": len(report["skipped"]),
@@ -190,13 +189,13 @@ def _data_section(store, config: PipelineConfig, example_gen) -> dict:
 
 def _training_section(store, trainer) -> Optional[dict]:
     """The Trainer's steady-state fit throughput (modules/progress.FitThroughput)."""
-    from modules.progress import read_fit_stats
+    from modules.epoch_progress import read_fit_stats
     model_run = outputs(store, trainer).get("ModelRun") if trainer else None
     return read_fit_stats(model_run.uri) if model_run else None
 
 
 def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
-    """The summary.json contract for the latest run (see README, "Run summary")."""
+    """The summary.json contract for the latest run (see docs/data.md, "Run summary")."""
     store = open_store(config)
     nodes = latest_run(store, config.pipeline_name)
     timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)

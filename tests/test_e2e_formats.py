@@ -37,7 +37,7 @@ def make_idx(root):
 
 
 def make_tfrecords(root):
-    from components.image_example_gen.arrays import encode_png
+    from components.image_example_gen.readers.arrays import encode_png
     images, labels = _digits(60, 7)
     with tf.io.TFRecordWriter(str(root / "part-0.tfrecord")) as writer:
         for image, label in zip(images, labels):

@@ -13,7 +13,7 @@ from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, sche
 from tfx.components.trainer.fn_args_utils import DataAccessor
 from tfx_bsl.public import tfxio
 
-from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+from components.contract import IMAGE_KEY, LABEL_KEY
 from modules.preprocessing import preprocessing_fn
 from pipeline.config import PipelineConfig
 from pipeline.ingest_runner import run_ingest

@@ -5,7 +5,7 @@ from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import standard_component_specs
 
-from components.pushed_baseline.executor import NO_BASELINE
+from components.contract import NO_BASELINE
 
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 

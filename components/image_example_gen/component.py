@@ -1,26 +1,25 @@
 """ImageExampleGen: a TFX ExampleGen for image datasets.
 
 It keeps the FileBasedExampleGen contract (spec, output splits, TFRecords of
-tf.Example), adds one JSON exec property with the reader options, and uses a
+tf.Example), adds one typed exec property per reader option, and uses a
 driver whose input fingerprint sees every file, so an unchanged dataset is a
 cache hit and any changed, added, removed or moved file is a miss.
 """
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
 from tfx.types import channel, standard_artifacts, standard_component_specs
-from tfx.types.component_spec import ExecutionParameter
 
 from components.image_example_gen import executor
 from components.image_example_gen.driver import ImageExampleGenDriver
-from components.image_example_gen.executor import OPTIONS_KEY
 from components.image_example_gen.options import IngestOptions
+from components.parameters import execution_parameters, to_exec_properties
 
 
 class ImageExampleGenSpec(standard_component_specs.FileBasedExampleGenSpec):
-    """FileBasedExampleGen's parameters plus the reader options."""
+    """FileBasedExampleGen's parameters plus one per IngestOptions field."""
 
     PARAMETERS = {**standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
-                  OPTIONS_KEY: ExecutionParameter(type=str)}
+                  **execution_parameters(IngestOptions)}
 
 
 class ImageExampleGen(base_beam_component.BaseBeamComponent):
@@ -34,7 +33,7 @@ class ImageExampleGen(base_beam_component.BaseBeamComponent):
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
     DRIVER_CLASS = ImageExampleGenDriver
 
-    def __init__(self, input_base: str, options: IngestOptions = IngestOptions()):
+    def __init__(self, input_base: str, options: IngestOptions):
         """Args:
           input_base: dataset root (a folder, or an .npz/TFRecord file).
           options: format, strictness, pixel limit, keys and eval share.
@@ -53,5 +52,5 @@ class ImageExampleGen(base_beam_component.BaseBeamComponent):
             output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
             output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
             examples=channel.Channel(type=standard_artifacts.Examples),
-            **{OPTIONS_KEY: options.to_json()})
+            **to_exec_properties(options))
         super().__init__(spec=spec)

@@ -14,14 +14,13 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
+from components.contract import SPLITS
 from components.image_example_gen.driver import record_input_without_driver
-from components.image_example_gen.formats import list_dataset
-from components.image_example_gen.ingest import SPLITS, IngestImages, finish_ingest
+from components.image_example_gen.readers.formats import list_dataset
+from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.parallel import local_processes
-
-# The component's exec property with the reader options (JSON).
-OPTIONS_KEY = "ingest_options"
+from components.image_example_gen.encoding.parallel import local_processes
+from components.parameters import from_exec_properties
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
@@ -33,7 +32,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         """Lists the data once, runs the Beam ingestion, checks it, writes labels.txt."""
         examples = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.EXAMPLES_KEY])
-        options = IngestOptions.from_json(exec_properties.get(OPTIONS_KEY))
+        options = from_exec_properties(IngestOptions, exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         listing = list_dataset(root, options)
         record_input_without_driver(examples, exec_properties)

@@ -15,14 +15,13 @@ import apache_beam as beam
 import tensorflow as tf
 from apache_beam.transforms.window import GlobalWindows
 
-from components.image_example_gen import encode, parallel, shards
-from components.image_example_gen.folder_tree import ImageFile, Listing
-from components.image_example_gen.labels import LABELS_FILE  # noqa: F401 (re-exported)
-from components.image_example_gen.options import SPLITS, IngestOptions, split_index  # noqa: F401
-from components.image_example_gen.readers import read_file_job, read_unit
-from components.image_example_gen.shard_writer import is_local, shard_name, write_shard
+from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS, read_ingest_report
+from components.image_example_gen.encoding import encode, parallel, shards
+from components.image_example_gen.encoding.shard_writer import is_local, shard_name, write_shard
+from components.image_example_gen.options import IngestOptions, split_index
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing
+from components.image_example_gen.readers.units import read_file_job, read_unit
 
-REPORT_FILE = "ingest_report.json"
 _SKIPPED = "skipped"
 _FACTS = "facts"
 
@@ -146,7 +145,7 @@ def summarize_shapes(shapes: collections.Counter) -> dict:
             "channels": dict(channels.most_common())}
 
 
-def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, str], int]],
+def ingest_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, str], int]],
                  skipped: Iterable[dict]) -> dict:
     """The ingest report, from counts of (split, label, text, HxWxC) over written examples."""
     facts = list(facts)
@@ -171,16 +170,10 @@ def build_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, st
 
 def _write_report(facts, skipped, listing, out_dir, manifest):
     """The last step: every shard is written, so the manifest can go."""
-    report = build_report(listing, facts, skipped)
-    with tf.io.gfile.GFile(os.path.join(out_dir, REPORT_FILE), "w") as f:
+    report = ingest_report(listing, facts, skipped)
+    with tf.io.gfile.GFile(os.path.join(out_dir, INGEST_REPORT_FILE), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
     tf.io.gfile.remove(manifest)
-
-
-def read_report(report_dir: str) -> dict:
-    """The ingest_report.json written next to the examples."""
-    with tf.io.gfile.GFile(os.path.join(report_dir, REPORT_FILE)) as f:
-        return json.load(f)
 
 
 def finish_ingest(report_dir: str, strict: bool) -> dict:
@@ -190,7 +183,7 @@ def finish_ingest(report_dir: str, strict: bool) -> dict:
     error in StatisticsGen or the Trainer), or, with `strict`, if any file
     was skipped.
     """
-    report = read_report(report_dir)
+    report = read_ingest_report(report_dir)
     skipped = report["skipped"]
     if strict and skipped:
         names = "; ".join(f"{r['path']}: {r['reason']}" for r in skipped[:5])

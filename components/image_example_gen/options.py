@@ -1,53 +1,48 @@
-"""IngestOptions: how to read a dataset; travels to the executor as one JSON exec property.
+"""IngestOptions: how to read a dataset; the split rule that encoding workers apply too.
 
-Also the split rule, which encoding workers apply too, so this module imports
-nothing heavy.
+Encoding workers import it, so it imports nothing heavy.
 """
 import bisect
 import dataclasses
 import hashlib
-import json
-from typing import Optional, Sequence
-
-SPLITS = ("train", "eval")
+from typing import List, Sequence, Tuple
 
 FORMATS = ("auto", "folder", "idx", "npz", "tfrecord")
-# Over this, an image is refused before decoding (decompression bombs).
-DEFAULT_MAX_PIXELS = 100_000_000
 
 
 @dataclasses.dataclass(frozen=True)
 class IngestOptions:
-    """Reader settings shared by `imagepipe run` and `imagepipe ingest`."""
+    """Reader settings shared by `imagepipe run` and `imagepipe ingest`.
 
-    format: str = "auto"
-    strict: bool = False
-    max_pixels: int = DEFAULT_MAX_PIXELS
-    image_key: str = "image/encoded"
-    label_key: str = "image/class/label"
-    eval_percent: int = 20
+    No defaults here: they live in pipeline/config.py, whose flags of the
+    same names fill them. The component passes each field as a typed
+    ExecutionParameter (components/parameters.py).
+    """
+
+    format: str  # one of FORMATS
+    strict: bool  # fail on any undecodable file instead of skipping it
+    max_pixels: int  # images with more pixels are refused before decoding
+    image_key: str  # TFRecord input: the feature with the encoded image
+    label_key: str  # TFRecord input: the int64 feature with the 0-based label
+    eval_percent: int  # share of images hashed into the eval split
 
     def __post_init__(self):
-        if self.format not in FORMATS:
-            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
-        if not 0 < self.eval_percent < 100:
-            raise ValueError(f"eval_percent must be in 1..99, got {self.eval_percent}")
-        if self.max_pixels < 1:
-            raise ValueError(f"max_pixels must be >= 1, got {self.max_pixels}")
+        for name, rule in option_problems(self.format, self.eval_percent, self.max_pixels):
+            raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
 
     @property
     def buckets(self):
         """Cumulative hash buckets of the train/eval split, e.g. [80, 100]."""
         return [100 - self.eval_percent, 100]
 
-    def to_json(self) -> str:
-        """Serialized for a TFX exec property."""
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
-    @classmethod
-    def from_json(cls, text: Optional[str]) -> "IngestOptions":
-        """The inverse of to_json; None gives the defaults."""
-        return cls(**json.loads(text)) if text else cls()
+def option_problems(format: str, eval_percent: int,  # noqa: A002 (the flag's name)
+                    max_pixels: int) -> List[Tuple[str, str]]:
+    """(field, rule) for each value out of range: the one rule, which the config names as flags."""
+    checks = [("format", format in FORMATS, f"must be one of {', '.join(FORMATS)}"),
+              ("eval_percent", 0 < eval_percent < 100, "must be in 1..99"),
+              ("max_pixels", max_pixels >= 1, "must be >= 1")]
+    return [(name, rule) for name, ok, rule in checks if not ok]
 
 
 def split_index(relpath: str, buckets: Sequence[int]) -> int:

@@ -1,5 +1,4 @@
-"""ImagePusher: TFX's Pusher spec plus the examples (warmup, TFLite gate), with our executor."""
-import json
+"""ImagePusher: TFX's Pusher spec plus the examples (warmup, TFLite gate) and PushSettings."""
 from typing import Optional
 
 from tfx import types
@@ -9,11 +8,15 @@ from tfx.types import standard_artifacts, standard_component_specs
 from tfx.types.component_spec import ChannelParameter
 
 from components.image_pusher import executor
+from components.image_pusher.settings import PushSettings
+from components.parameters import execution_parameters, to_exec_properties
 
 
 class ImagePusherSpec(standard_component_specs.PusherSpec):
-    """PusherSpec with an optional `examples` input."""
+    """PusherSpec with an optional `examples` input and one parameter per PushSettings field."""
 
+    PARAMETERS = {**standard_component_specs.PusherSpec.PARAMETERS,
+                  **execution_parameters(PushSettings)}
     INPUTS = {**standard_component_specs.PusherSpec.INPUTS,
               executor.EXAMPLES_KEY: ChannelParameter(type=standard_artifacts.Examples,
                                                       optional=True)}
@@ -23,15 +26,11 @@ class ImagePusher(base_component.BaseComponent):
     """Pushes the blessed model to a TF Serving base directory, atomically, and to TFLite.
 
     Before anything is published, the serving check (push.py) loads the model
-    in a fresh process, replays its warmup records and answers REST requests;
-    `serving_check` holds its settings (pipeline/config.py SERVING_CHECK).
-    No defaults here: they live in pipeline/config.py alone (`tflite_dir`
-    None means no TFLite version).
-
+    in a fresh process, replays its warmup records and answers REST requests.
     Also writes models.config and batching.config one level up, for
-    `tensorflow_model_server --model_config_file`. With `tflite_dir`, the
-    model is converted (`quantize`) and pushed there only if its eval-split
-    accuracy is within `parity_tolerance` of the SavedModel's.
+    `tensorflow_model_server --model_config_file`. With `settings.tflite_dir`,
+    the model is converted (`settings.quantize`) and pushed there only if its
+    eval-split accuracy is within `settings.parity_tolerance` of the SavedModel's.
     """
 
     SPEC_CLASS = ImagePusherSpec
@@ -39,14 +38,9 @@ class ImagePusher(base_component.BaseComponent):
 
     def __init__(self, model: types.BaseChannel, model_blessing: types.BaseChannel,
                  push_destination: pusher_pb2.PushDestination,
-                 examples: Optional[types.BaseChannel] = None,
-                 *, serving_check: dict, tflite_dir: Optional[str], quantize: str,
-                 parity_tolerance: float):
-        tflite = {"tflite_dir": tflite_dir, "quantize": quantize,
-                  "parity_tolerance": parity_tolerance} if tflite_dir else None
+                 examples: Optional[types.BaseChannel], settings: PushSettings):
         spec = ImagePusherSpec(
             model=model, model_blessing=model_blessing, examples=examples,
-            push_destination=push_destination,
-            custom_config=json.dumps({"tflite": tflite, "serving_check": serving_check}),
+            push_destination=push_destination, **to_exec_properties(settings),
             pushed_model=types.Channel(type=standard_artifacts.PushedModel))
         super().__init__(spec=spec)

@@ -15,7 +15,9 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components.image_pusher.push import push
+from components.image_pusher.settings import PushSettings
 from components.image_pusher.tree_copy import copy_tree
+from components.parameters import from_exec_properties
 
 
 # The optional input with the examples: eval split for parity, train for int8 calibration.
@@ -38,15 +40,13 @@ class Executor(pusher_executor.Executor):
         destination = pusher_pb2.PushDestination()
         proto_utils.json_to_proto(
             exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
-        config = json.loads(exec_properties.get(standard_component_specs.CUSTOM_CONFIG_KEY)
-                            or "null") or {}
         examples = input_dict.get(EXAMPLES_KEY)
         model_path = self.GetModelPath(input_dict)
         outcome = push(model_path, artifact_utils.get_single_instance(
                            input_dict[standard_component_specs.MODEL_KEY]).uri,
                        destination.filesystem.base_directory,
                        artifact_utils.get_single_instance(examples).uri if examples else None,
-                       config.get("tflite"), config["serving_check"])
+                       from_exec_properties(PushSettings, exec_properties))
         model_push.set_string_custom_property("serving_check",
                                               json.dumps(outcome["serving_check"]))
         if not outcome["pushed"]:

@@ -10,6 +10,8 @@ import shutil
 import tempfile
 from typing import Optional
 
+from components.image_pusher.settings import PushSettings
+
 from components.image_pusher import warmup
 from components.image_pusher.serving_check import ServingCheck
 from components.image_pusher.serving_config import write_serving_configs
@@ -19,14 +21,14 @@ from components.image_pusher.versions import next_version, publish, pushed_versi
 
 
 def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str],
-         tflite: Optional[dict], check: dict) -> dict:
+         settings: PushSettings) -> dict:
     """Pushes a blessed model; returns what happened.
 
     {"pushed": bool, "serving_path", "version", "serving_check": {...},
-     "tflite": {"path", "parity", "reason"} or None}. `tflite` is
-    {"tflite_dir", "quantize", "parity_tolerance"} or None; `check` holds
-    the serving check's settings (pipeline/config.py SERVING_CHECK).
+     "tflite": {"path", "parity", "reason"} or None}; no TFLite version
+    without `settings.tflite_dir`.
     """
+    tflite = settings if settings.tflite_dir else None
     version = pushed_version_of(base, model_uri)  # an interrupted earlier push
     if version is not None:
         serving_path = os.path.join(base, str(version))
@@ -39,13 +41,13 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
     server = ServingCheck()
     staged, workdir = None, tempfile.mkdtemp(prefix="imagepipe-push-")
     try:
-        logs = warmup.warmup_logs(_images(examples_uri, check), os.path.basename(base),
-                                  check["warmup_batch_sizes"])
+        logs = warmup.warmup_logs(_images(examples_uri, settings), os.path.basename(base),
+                                  list(settings.warmup_batch_sizes))
         warmup_path = os.path.join(workdir, "tf_serving_warmup_requests")
         warmup.write_logs(warmup_path, logs)
-        server.send(model_path, warmup_path, check["rest_requests"], check["atol"])
+        server.send(model_path, warmup_path, settings.rest_requests, settings.atol)
         staged = _stage(model_path, examples_uri, tflite, version)
-        result = server.result(check["timeout_s"])
+        result = server.result(settings.timeout_s)
         result["warmup_records"] = len(logs)
         if not result["ok"]:
             return {"pushed": False, "serving_path": None, "version": None,
@@ -54,7 +56,7 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
             serving_path = publish(model_path, base, version, source_uri=model_uri,
                                    files={warmup.WARMUP_FILE: f.read()})
         write_serving_configs(os.path.dirname(base))
-        published = publish_tflite(staged, tflite["tflite_dir"], version) if staged else None
+        published = publish_tflite(staged, settings.tflite_dir, version) if staged else None
         staged = None
         return {"pushed": True, "serving_path": serving_path, "version": version,
                 "serving_check": result, "tflite": published}
@@ -65,11 +67,11 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _images(examples_uri: Optional[str], check: dict) -> list:
+def _images(examples_uri: Optional[str], settings: PushSettings) -> list:
     """Eval images for the warmup file; one blank PNG when there are no examples."""
     if examples_uri:
         images = [image for _, image in warmup.eval_records(
-            examples_uri, check["warmup_records"], check["warmup_max_bytes"])]
+            examples_uri, settings.warmup_records, settings.warmup_max_bytes)]
         if images:
             return images
     import tensorflow as tf
@@ -81,8 +83,8 @@ def _stage(model_path, examples_uri, tflite, version) -> Optional[dict]:
     if not tflite or not examples_uri:
         return None
     try:
-        return stage_tflite(model_path, examples_uri, version, tflite["quantize"],
-                            tflite["parity_tolerance"])
+        return stage_tflite(model_path, examples_uri, version, tflite.quantize,
+                            tflite.parity_tolerance)
     except Exception as e:  # noqa: BLE001  (the SavedModel is still pushed; say why not TFLite)
         return {"staging": None, **_conversion_failed(e)}
 
@@ -92,8 +94,8 @@ def _tflite_again(model_path, examples_uri, tflite, version) -> Optional[dict]:
     if not tflite or not examples_uri:
         return None
     try:
-        return push_tflite(model_path, examples_uri, tflite["tflite_dir"], version,
-                           tflite["quantize"], tflite["parity_tolerance"])
+        return push_tflite(model_path, examples_uri, tflite.tflite_dir, version,
+                           tflite.quantize, tflite.parity_tolerance)
     except Exception as e:  # noqa: BLE001  (as in _stage)
         return {"path": None, **_conversion_failed(e)}
 

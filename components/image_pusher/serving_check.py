@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Optional
 
-from components.image_example_gen.encode import IMAGE_KEY
+from components.contract import IMAGE_KEY
 
 
 class ServingCheck:

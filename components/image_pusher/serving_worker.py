@@ -3,7 +3,7 @@
     python -m components.image_pusher.serving_worker < job.json > result.json
 
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
-imagepipe's training code, so a model that needs the training process to
+imagepipe's training code (only the light components/contract.py), so a model that needs the training process to
 load fails here as it would in a server. TensorFlow is imported before the
 job is read: the Pusher starts this process early and sends the job when the
 warmup file is written, so the import overlaps the TFLite conversion.
@@ -20,8 +20,10 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-REST_SIGNATURE = "serving_image"
-EVALUATOR_SIGNATURE = "serving_default"  # what TFMA's ModelSpec evaluates
+from components.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
+
+REST_SIGNATURE = SERVING_IMAGE
+EVALUATOR_SIGNATURE = SERVING_DEFAULT  # what TFMA's ModelSpec evaluates
 
 
 class CheckFailed(Exception):
@@ -50,7 +52,7 @@ def rest_predict(loaded, body: str) -> str:
     {"predictions": [{output name: value}, ...]}.
     """
     request = json.loads(body)
-    signature = loaded.signatures[request.get("signature_name", "serving_default")]
+    signature = loaded.signatures[request.get("signature_name", SERVING_DEFAULT)]
     specs = signature.structured_input_signature[1]
     instances = request["instances"]
     if len(specs) == 1:
@@ -68,9 +70,9 @@ def rest_predict(loaded, body: str) -> str:
 
 def _checked(outputs, rows: int, what: str) -> np.ndarray:
     """The probabilities of one answer, or CheckFailed saying what is wrong with them."""
-    if "probabilities" not in outputs:
+    if PROBABILITIES not in outputs:
         raise CheckFailed(f"{what}: no 'probabilities' output (got {sorted(outputs)})")
-    probabilities = np.asarray(outputs["probabilities"], dtype=np.float64)
+    probabilities = np.asarray(outputs[PROBABILITIES], dtype=np.float64)
     if probabilities.ndim != 2 or probabilities.shape[0] != rows:
         raise CheckFailed(f"{what}: probabilities of shape {probabilities.shape} for {rows} "
                           "images")
@@ -85,7 +87,7 @@ def replay(loaded, warmup_path: str) -> list:
     images = []
     for number, record in enumerate(tf.data.TFRecordDataset([warmup_path]), 1):
         request = prediction_log_pb2.PredictionLog.FromString(record.numpy()).predict_log.request
-        name = request.model_spec.signature_name or "serving_default"
+        name = request.model_spec.signature_name or SERVING_DEFAULT
         if name not in loaded.signatures:
             raise CheckFailed(f"warmup record {number}: no signature {name!r}")
         inputs = {key: tf.constant(tf.make_ndarray(proto)) for key, proto in request.inputs.items()}
@@ -125,13 +127,13 @@ def check(job: dict) -> dict:
         begin = time.perf_counter()
         answer = json.loads(rest_predict(loaded, body))["predictions"]
         latencies.append(time.perf_counter() - begin)
-        rest.append(_checked({"probabilities": [answer[0]["probabilities"]]}, 1,
+        rest.append(_checked({PROBABILITIES: [answer[0][PROBABILITIES]]}, 1,
                              "REST request")[0])
     diff = 0.0
     if sent:
         evaluated = loaded.signatures[EVALUATOR_SIGNATURE](examples=tf.constant(
             [_example(image, job["image_key"]) for image in sent]))
-        expected = _checked({"probabilities": evaluated["probabilities"].numpy()}, len(sent),
+        expected = _checked({PROBABILITIES: evaluated[PROBABILITIES].numpy()}, len(sent),
                             EVALUATOR_SIGNATURE)
         diff = float(np.max(np.abs(expected - np.stack(rest))))
         if diff > job["atol"]:

@@ -16,11 +16,11 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
-from modules.preprocessing import decode_images
+from components.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
+from components.image_pusher.settings import QUANTIZATIONS
+from components.images import decode_images
 
-QUANTIZATIONS = ("none", "dynamic", "float16", "int8")
-SIGNATURE = "serving_tensor"
+SIGNATURE = SERVING_TENSOR
 
 
 def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
@@ -28,8 +28,8 @@ def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
 
     Why: the class_name output is a gather over strings, a dynamic-sized tensor,
     and the TFLite interpreter then refuses XNNPACK for the whole graph ("a
-    delegate that only supports static-sized tensors ..."): int8 inference ran
-    on the reference-ish builtin kernels at 0.75 ms per digit instead of 0.34 ms.
+    delegate that only supports static-sized tensors ..."), and int8 inference
+    ran on the slower builtin kernels (docs/performance.md).
     Apps map class_id through labels.txt, which is pushed beside the model.
     """
     loaded = tf.saved_model.load(saved_model_dir)
@@ -122,8 +122,8 @@ class Runner:
     """Runs a .tflite model's `serving_tensor` on float pixels, as an app would.
 
     Why not `Interpreter.get_signature_runner`: it resizes the input and
-    re-allocates tensors on every call, which doubled the int8 model's
-    single-image latency (0.76 vs 0.34 ms). Here the interpreter is resized
+    re-allocates tensors on every call, which slowed single-image calls
+    (docs/performance.md). Here the interpreter is resized
     only when the batch shape changes. Threads: every core this process may
     use, as TensorFlow does for the SavedModel (the interpreter's default is one).
     """
@@ -173,8 +173,8 @@ def parity(saved_model_dir: str, model: bytes,
     """Accuracy of both on the same (pixels, labels) batches; `ok` if TFLite loses <= `tolerance`.
 
     Streams: one batch of pixels is in memory at a time. Holding the whole eval
-    split (10,000 64x64 RGB images at 50k: 491 MB of float32) made the Pusher's
-    peak grow with the data, 1,976 -> 2,990 MB from 1k to 50k images.
+    split as float32 made the Pusher's peak grow with the data
+    (docs/performance.md).
     """
     serve = tf.saved_model.load(saved_model_dir).signatures[SIGNATURE]
     runner = Runner(model)

@@ -7,10 +7,10 @@ from typing import Optional
 
 import tensorflow as tf
 
-from components.image_example_gen.labels import LABELS_FILE, read_labels
+from components.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TRAIN, read_labels,
+                                 split_dir)
 from components.image_pusher import tflite
 from components.image_pusher.versions import is_complete, publish
-from modules.signatures import NORMALIZATION_FILE
 
 REPRESENTATIVE_IMAGES = 200
 
@@ -40,11 +40,11 @@ def stage_tflite(saved_model_dir: str, examples_uri: str, version: int, quantize
     size, _, channels = tflite.input_shape(saved_model_dir)
     representative: Optional = None
     if quantize == "int8":
-        representative, _ = tflite.split_pixels(os.path.join(examples_uri, "Split-train"),
+        representative, _ = tflite.split_pixels(split_dir(examples_uri, TRAIN),
                                                 size, channels, limit=REPRESENTATIVE_IMAGES)
     model = tflite.convert(saved_model_dir, quantize, representative)
     parity = tflite.parity(saved_model_dir, model, tflite.split_batches(
-        os.path.join(examples_uri, "Split-eval"), size, channels), tolerance)
+        split_dir(examples_uri, EVAL), size, channels), tolerance)
     if not parity["ok"]:
         return {"staging": None, "parity": parity,
                 "reason": f"TFLite accuracy {parity['tflite_accuracy']:.4f} is more than "

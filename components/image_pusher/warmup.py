@@ -13,11 +13,9 @@ from typing import Iterator, List, Optional, Tuple
 import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
-from components.image_example_gen.encode import IMAGE_KEY
+from components.contract import EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY, SERVING_IMAGE, split_dir
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
-SIGNATURE = "serving_image"
-INPUT_KEY = "image_bytes"
 TF_SERVING_MAX_RECORDS = 1000
 
 
@@ -28,7 +26,7 @@ def eval_records(examples_uri: str, limit: int,
     `max_bytes` bounds the images' total size: the records are copied into
     every pushed version, and a camera photo can be several MB.
     """
-    files = sorted(tf.io.gfile.glob(os.path.join(examples_uri, "Split-eval", "*.gz")))
+    files = sorted(tf.io.gfile.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz")))
     taken, total = [], 0
     for record in _records(files):
         image = tf.train.Example.FromString(record).features.feature[IMAGE_KEY].bytes_list.value
@@ -50,8 +48,8 @@ def _records(files: List[str]) -> Iterator[bytes]:
 def prediction_log(images: List[bytes], model_name: str) -> prediction_log_pb2.PredictionLog:
     """One PredictRequest on `serving_image` with `images` as its batch."""
     request = predict_pb2.PredictRequest(
-        model_spec=model_pb2.ModelSpec(name=model_name, signature_name=SIGNATURE))
-    request.inputs[INPUT_KEY].CopyFrom(tf.make_tensor_proto(images, dtype=tf.string,
+        model_spec=model_pb2.ModelSpec(name=model_name, signature_name=SERVING_IMAGE))
+    request.inputs[IMAGE_BYTES_INPUT].CopyFrom(tf.make_tensor_proto(images, dtype=tf.string,
                                                             shape=[len(images)]))
     return prediction_log_pb2.PredictionLog(
         predict_log=prediction_log_pb2.PredictLog(request=request))

@@ -7,14 +7,12 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
+from components.contract import NO_BASELINE
 from components.image_pusher.tree_copy import copy_tree
 from components.pushed_baseline.latest import latest_other_than
 
 # The output is `model`, as a resolver's is, so the Evaluator wiring is the same.
 CANDIDATE_KEY, BASELINE_KEY, SERVING_DIR_KEY = "candidate", "model", "serving_dir"
-# Set to 1 on the output when there is no baseline yet (first run); the
-# ImageEvaluator then evaluates without one, on the absolute threshold alone.
-NO_BASELINE = "no_baseline"
 
 
 class Executor(base_executor.BaseExecutor):

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+from components.contract import EVAL, IMAGE_KEY, LABEL_KEY, split_dir
 from pipeline import summary as run_summary
 from pipeline.config import PipelineConfig
 
@@ -34,7 +34,7 @@ def artifact_uris(config: PipelineConfig) -> Dict[str, str]:
 
 
 def eval_records(examples_uri: str, limit: int = MAX_EVAL) -> List[bytes]:
-    files = sorted(tf.io.gfile.glob(os.path.join(examples_uri, "Split-eval", "*.gz")))
+    files = sorted(tf.io.gfile.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz")))
     dataset = tf.data.TFRecordDataset(files, compression_type="GZIP").take(limit)
     return [record.numpy() for record in dataset]
 
@@ -55,9 +55,10 @@ def gallery_inputs(model_uri: str, transform_uri: str, records: List[bytes],
     gigabytes of pixels and a larger canvas still.
     """
     import tensorflow_transform as tft
-    from modules.preprocessing import IMAGE_XF, decode_images
+    from components.images import decode_images
+    from components.contract import IMAGE_XF, SERVING_DEFAULT
     serve = tf.saved_model.load(os.path.join(model_uri, "Format-Serving")).signatures[
-        "serving_default"]
+        SERVING_DEFAULT]
     predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
                                 .numpy() for i in range(0, len(records), 64)])
     encoded, labels = _parse(records)
@@ -76,7 +77,7 @@ def transformed_samples(transform_uri: str, records: List[bytes],
                         classes: List[str]) -> Dict[str, List[np.ndarray]]:
     """Up to SAMPLES_PER_CLASS eval images per class, through the run's Transform graph."""
     import tensorflow_transform as tft
-    from modules.preprocessing import IMAGE_XF
+    from components.contract import IMAGE_XF
     _, labels = _parse(records)
     picked: Dict[int, List[int]] = {}
     for i, label in enumerate(labels):

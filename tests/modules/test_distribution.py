@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modules import strategy as strategy_module
+from modules import distribution as strategy_module
 from modules.model import build_cnn, compile_model
-from modules.strategy import select_strategy
+from modules.distribution import select_strategy
 
 
 class _FakeTPU:

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import tf_keras as keras
 
-from modules.progress import FitThroughput, read_fit_stats
+from modules.epoch_progress import FitThroughput, read_fit_stats
 
 
 def test_times_each_epoch_up_to_validation_and_skips_the_first(tmp_path, monkeypatch):
     clock = iter([-1.0, 0.0, 3.0, 10.0, 11.0, 20.0, 21.0, 22.0])  # train, epochs, end
-    monkeypatch.setattr("modules.progress.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("modules.epoch_progress.time.perf_counter", lambda: next(clock))
     callback = FitThroughput(str(tmp_path / "fit_stats.json"), 8, 4)  # 32 examples/epoch
     callback.on_train_begin()
     for epoch in range(3):
@@ -43,7 +43,7 @@ def test_no_stats_from_an_older_run(tmp_path):
 
 
 def test_fit_call_figures_are_added_to_the_stats(tmp_path):
-    from modules.progress import add_fit_stats
+    from modules.epoch_progress import add_fit_stats
     (tmp_path / "fit_stats.json").write_text(json.dumps({"examples_per_s": 10.0}))
     add_fit_stats(str(tmp_path), fit_call_s=3.0, setup_s=0.5)
     assert read_fit_stats(str(tmp_path)) == {"examples_per_s": 10.0, "fit_call_s": 3.0,

@@ -8,8 +8,9 @@ import tensorflow_transform.beam as tft_beam
 from PIL import Image
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
-from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
-from modules.preprocessing import IMAGE_XF, LABEL_XF, decode_images, preprocessing_fn
+from components.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
+from components.images import decode_images
+from modules.preprocessing import preprocessing_fn
 
 
 def _images(make_image, tmp_path, specs):

@@ -6,7 +6,7 @@ import tensorflow as tf
 import tf_keras as keras
 from PIL import Image
 
-from components.image_example_gen.encode import IMAGE_KEY
+from components.contract import IMAGE_KEY
 from modules.model import build_cnn
 from modules.signatures import export
 from modules.trainer import make_dataset

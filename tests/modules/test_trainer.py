@@ -1,4 +1,4 @@
-"""The Trainer's helpers: labels, datasets and their decode cache, resuming a killed training."""
+"""The Trainer's helpers: datasets and their decode cache, resuming a killed training."""
 import os
 
 import numpy as np
@@ -8,13 +8,7 @@ from tfx import v1 as tfx
 
 from modules.decode_cache import MEMORY
 from modules.model import build_cnn, compile_model
-from modules.trainer import backup_dir, read_labels
-
-
-def test_labels_are_read_from_beside_the_splits(tmp_path):
-    (tmp_path / "Split-train").mkdir()
-    (tmp_path / "labels.txt").write_text("cat\ndog\némeu\n")
-    assert read_labels(str(tmp_path / "Split-train" / "*")) == ["cat", "dog", "émeu"]
+from modules.trainer import backup_dir
 
 
 def _fn_args(tmp_path, execution, **config):
@@ -85,9 +79,9 @@ def _epochs(dataset, batches):
 
 
 def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
-    from components.image_example_gen.ingest import read_report
+    from components.contract import read_ingest_report
     from modules.trainer import make_dataset
-    count = read_report(transformed.examples_dir)["splits"]["train"]
+    count = read_ingest_report(transformed.examples_dir)["splits"]["train"]
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 1)
     streamed = _epochs(make_dataset(*args, shuffle=False, seed=0, num_classes=3), count)
     cached = _epochs(make_dataset(*args, shuffle=True, seed=0, num_classes=3, examples=count,
@@ -127,14 +121,6 @@ def test_a_split_of_unknown_size_streams(transformed):
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     dataset = trainer.make_dataset(*args, shuffle=True, seed=0, num_classes=3, cache=None)
     assert "CacheDatasetV2" not in _ops(dataset)
-
-
-def test_split_size_reads_the_ingest_report_and_is_zero_without_one(tmp_path):
-    from modules.trainer import split_size
-    (tmp_path / "ingest_report.json").write_text('{"splits": {"train": 797, "eval": 203}}')
-    assert split_size(str(tmp_path / "Split-train" / "*")) == 797
-    assert split_size(str(tmp_path / "Split-eval" / "*")) == 203
-    assert split_size(str(tmp_path / "other" / "Split-train" / "*")) == 0
 
 
 

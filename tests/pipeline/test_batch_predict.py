@@ -10,7 +10,7 @@ import pytest
 
 from pipeline import batch_predict
 from pipeline import batch_predict_io as io_
-from pipeline.config import PipelineConfig
+from pipeline.config import DEFAULT_MAX_PIXELS, PipelineConfig
 from pipeline.errors import PipelineFailed, UsageError
 
 IMAGE_KEY = PipelineConfig().image_key
@@ -166,13 +166,13 @@ def test_csv_output_has_a_header_and_a_row_per_image(tmp_path, exported_model, i
 
 def test_an_image_only_the_models_decoder_refuses_fails_alone(tmp_path, exported_model):
     """A PNG without its end chunk passes PIL's check but not TensorFlow's decoder."""
-    from components.image_example_gen.encode import decode_fully
+    from components.image_example_gen.encoding.encode import decode_fully
     folder = tmp_path / "images"
     folder.mkdir()
     for path in exported_model.images[:5]:
         shutil.copy(path, folder / path.name)
     cut = exported_model.images[5].read_bytes()[:-12]  # IEND is the last 12 bytes
-    decode_fully(cut)
+    decode_fully(cut, DEFAULT_MAX_PIXELS)
     (folder / "cut.png").write_bytes(cut)
     assert _run(exported_model.model_dir, folder, tmp_path / "p.jsonl") == (5, 1)
     assert "in the model" in _read_jsonl(tmp_path / "p.jsonl")[str(folder / "cut.png")]["error"]

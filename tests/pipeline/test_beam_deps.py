@@ -6,7 +6,7 @@ from tfx.utils import dependency_utils
 
 from pipeline.beam_deps import with_setup_file
 from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
-from pipeline.pipeline import LOCAL_SETUP_FILE, create_pipeline
+from pipeline.dag import LOCAL_SETUP_FILE, create_pipeline
 from pipeline.plan import DataFacts, make_plan
 
 

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 from tfx.orchestration.portable import launcher
 
-from pipeline.progress import component_lines
+from pipeline.component_progress import component_lines
 
 
 def _node(node_id):

@@ -5,7 +5,7 @@ import pytest
 
 from modules.params import TrainerParams
 from pipeline.config import PipelineConfig
-from pipeline.pipeline import COMPONENT_IDS, create_components, create_pipeline, eval_config
+from pipeline.dag import COMPONENT_IDS, create_components, create_pipeline, eval_config
 from pipeline.plan import DataFacts, make_plan
 
 DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
@@ -72,5 +72,13 @@ def test_pipeline_writes_everything_under_output(config):
 
 def test_example_gen_carries_the_reader_options(config):
     example_gen = create_components(planned(config.replace(strict=True, format="folder")))[0]
-    options = json.loads(example_gen.exec_properties["ingest_options"])
-    assert (options["strict"], options["format"], options["eval_percent"]) == (True, "folder", 20)
+    options = example_gen.exec_properties
+    assert (options["strict"], options["format"], options["eval_percent"]) == (1, "folder", 20)
+
+
+def test_pusher_carries_typed_settings(config):
+    pusher = {c.id: c for c in create_components(planned(config))}["Pusher"]
+    props = pusher.exec_properties
+    assert (props["quantize"], props["parity_tolerance"]) == ("int8", 0.01)
+    assert props["tflite_dir"] == config.output + "/tflite/imagepipe"
+    assert props["warmup_batch_sizes"] == "8,32"

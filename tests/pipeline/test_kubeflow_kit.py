@@ -5,7 +5,7 @@ import re
 import yaml
 
 from pipeline.kubeflow_compile import CONTAINER_SETUP_FILE
-from pipeline.pipeline import PREPROCESSING_FN, RUN_FN
+from pipeline.dag import PREPROCESSING_FN, RUN_FN
 
 ROOT = pathlib.Path(__file__).parents[2]
 KIT = ROOT / "kubeflow"

@@ -12,18 +12,10 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tup
 
 from PIL import Image, UnidentifiedImageError
 
-from components.image_example_gen.example_wire import serialize_example
-from components.image_example_gen.options import DEFAULT_MAX_PIXELS, SPLITS, split_index
-
-# Keys of the output examples: the tensorflow/tpu convention, 0-based labels.
-IMAGE_KEY = "image/encoded"
-FORMAT_KEY = "image/format"
-HEIGHT_KEY = "image/height"
-WIDTH_KEY = "image/width"
-CHANNELS_KEY = "image/channels"
-LABEL_KEY = "image/class/label"
-CLASS_TEXT_KEY = "image/class/text"
-FILENAME_KEY = "image/filename"
+from components.image_example_gen.encoding.example_wire import serialize_example
+from components.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
+                                 HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, SPLITS, WIDTH_KEY)
+from components.image_example_gen.options import split_index
 
 # Formats kept byte-for-byte; anything else is re-encoded losslessly as PNG,
 # because tf.io.decode_image cannot be trusted on every BMP/GIF variant.
@@ -36,7 +28,7 @@ class BadImageError(ValueError):
     """An image file that cannot be decoded; the message says why."""
 
 
-def decode_fully(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+def decode_fully(data: bytes, max_pixels: int) -> Image.Image:
     """Decodes every pixel of `data`, raising BadImageError if that fails.
 
     The pixel count is checked from the header, before any pixel is decoded:
@@ -109,7 +101,7 @@ def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int,
 
 
 def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: str,
-                 max_pixels: int = DEFAULT_MAX_PIXELS) -> Encoded:
+                 max_pixels: int) -> Encoded:
     """Decodes one image fully and returns (split, serialized example, fact).
 
     Args:

@@ -1,6 +1,6 @@
 """An image-encoding worker process: encodes and writes whole shards of local files.
 
-    python -m components.image_example_gen.encode_worker
+    python -m components.image_example_gen.encoding.encode_worker
 
 It reads one JSON request per line on stdin and answers each with one JSON
 line on stdout (JSON escapes newlines, so a line is always one message):
@@ -20,8 +20,8 @@ import os
 import sys
 from typing import List
 
-from components.image_example_gen.encode import encode_files, local_file_job
-from components.image_example_gen.shard_writer import write_shard
+from components.image_example_gen.encoding.encode import encode_files, local_file_job
+from components.image_example_gen.encoding.shard_writer import write_shard
 
 
 def shard_request(context: dict, name: str, files: List[list]) -> str:

@@ -1,12 +1,13 @@
 """Serialize our tf.train.Example without TensorFlow or protobuf message objects.
 
 Why: ingestion encodes images in worker processes, and importing TensorFlow
-costs each 5-7 s on 2 cores, longer than encoding 20,000 small images takes.
-Building the message through protobuf's Python API cost 60 us an image, a
-fifth of all the work. The examples have a fixed shape (bytes and int64
-features), so this writes the wire format directly: the same bytes as
-`tf.train.Example.SerializeToString(deterministic=True)`, keys in sorted
-order, which tests/components/image_example_gen/test_example_wire.py checks.
+would cost each of them longer than encoding many thousands of small images
+takes. Building the message through protobuf's Python API was a large share of
+all the work (measured: docs/performance.md). The examples have a fixed shape
+(bytes and int64 features), so this writes the wire format directly: the same
+bytes as `tf.train.Example.SerializeToString(deterministic=True)`, keys in
+sorted order, which tests/components/image_example_gen/test_example_wire.py
+checks.
 """
 import functools
 from typing import Dict, Union

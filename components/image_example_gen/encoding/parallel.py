@@ -1,15 +1,15 @@
 """Encode image files on every local core: a pool of encode_worker processes.
 
-Why worker processes: decoding a small image is mostly Python (PIL parses
-JPEG markers in Python), so threads serialize on the GIL: 2 threads were
-slower than 1 here. Beam's own multi-processing DirectRunner starts workers
-that import Beam and TensorFlow, 5-8 s each on 2 cores, longer than encoding
-20,000 images takes. Our workers import only PIL and protobuf and start in
-about 0.1 s. They are plain subprocesses, not multiprocessing: spawn re-runs
-the caller's main script in every child (a pipeline script without a
-`__main__` guard would run again), and fork is unsafe once TensorFlow has
-started threads. On distributed runners, which run one SDK process per core
-already, there is no pool (see `local_processes`).
+Why worker processes: decoding a small image is mostly Python (PIL parses JPEG
+markers in Python), so threads serialize on the GIL: more threads were no
+faster than one. Beam's own multi-processing DirectRunner starts workers that
+import Beam and TensorFlow, which takes each longer than encoding many
+thousands of small images. Our workers import only PIL and protobuf and start
+almost at once (measured: docs/performance.md). They are plain subprocesses,
+not multiprocessing: spawn re-runs the caller's main script in every child (a
+pipeline script without a `__main__` guard would run again), and fork is
+unsafe once TensorFlow has started threads. On distributed runners, which run
+one SDK process per core already, there is no pool (see `local_processes`).
 """
 import json
 import os
@@ -21,8 +21,8 @@ from typing import Dict, List, Sequence, Tuple
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from components.image_example_gen import encode_worker
-from components.image_example_gen.encode import Fact
+from components.image_example_gen.encoding import encode_worker
+from components.image_example_gen.encoding.encode import Fact
 
 MAX_PROCESSES = 8
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

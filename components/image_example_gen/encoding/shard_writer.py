@@ -1,13 +1,13 @@
 """Write one shard's examples as gzipped TFRecord files, one per split.
 
 Ingestion writes its own files instead of handing every example to Beam's
-WriteToTFRecord: on DirectRunner, moving 20,000 small examples through more
-Beam stages (TFX's WriteSplit adds a Reshuffle of every record) cost more
-than encoding them did. Each file is written under a temporary name and
-renamed once the whole shard is written, so a failed or retried shard never
-leaves a partial file under a final name. Local files are written with the
-standard library, so encoding workers need not import Beam (3 s); other
-paths (gs://, ...) go through Beam's FileSystems.
+WriteToTFRecord: on DirectRunner, moving many small examples through more Beam
+stages (TFX's WriteSplit adds a Reshuffle of every record) cost more than
+encoding them did (measured: docs/performance.md). Each file is written under
+a temporary name and renamed once the whole shard is written, so a failed or
+retried shard never leaves a partial file under a final name. Local files are
+written with the standard library, so encoding workers need not import Beam
+(slow); other paths (gs://, ...) go through Beam's FileSystems.
 """
 import collections
 import gzip
@@ -18,7 +18,7 @@ from typing import Dict, Iterable, List, Tuple
 
 import google_crc32c
 
-from components.image_example_gen.encode import Encoded, Fact
+from components.image_example_gen.encoding.encode import Encoded, Fact
 
 
 def _masked_crc(data: bytes) -> int:
@@ -48,8 +48,9 @@ class _LocalGzip:
     """A gzip file with no name and no time in its header, closing its raw file too.
 
     No name (it would be the temporary one) and no time: the same examples
-    give byte-identical files. Level 1: image bytes are compressed already;
-    level 6 saved 0.06% of the size of JPEG records here and took 12% longer.
+    give byte-identical files. Level 1: image bytes are compressed already, so
+    level 6 saved almost no space on JPEG records and took longer (measured:
+    docs/performance.md).
     """
 
     def __init__(self, path: str):

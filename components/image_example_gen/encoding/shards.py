@@ -2,9 +2,10 @@
 
 Why a manifest: `beam.Create(shards)` puts the whole listing inside the
 pipeline, which Beam pickles and bz2-compresses about ten times while it
-builds and runs it; for 20,000 files that cost 3 s, a third of the
-ingestion. The manifest is JSON lines (no pickle: file names are the
-dataset's), written once beside the output and read by the first stage.
+builds and runs it; for a large listing that was a large share of the
+ingestion (measured: docs/performance.md). The manifest is JSON lines (no
+pickle: file names are the dataset's), written once beside the output and read
+by the first stage.
 """
 import dataclasses
 import hashlib
@@ -13,9 +14,9 @@ from typing import Iterator, List, Optional, Tuple
 
 import tensorflow as tf
 
-from components.image_example_gen.arrays import ArrayChunk
-from components.image_example_gen.folder_tree import ImageFile
-from components.image_example_gen.tfrecords import RecordFile
+from components.image_example_gen.readers.arrays import ArrayChunk
+from components.image_example_gen.readers.folder_tree import ImageFile
+from components.image_example_gen.readers.tfrecords import RecordFile
 
 # Image files per shard: one Beam element, and one output file per split.
 SHARD_FILES = 512
@@ -42,7 +43,7 @@ def plan_shards(units: list) -> List[Shard]:
 
 
 def _unit_to_json(unit) -> list:
-    """[type name, field values...]: dataclasses.asdict deep-copies, 20 us a unit."""
+    """[type name, field values...]; not dataclasses.asdict, which deep-copies (slow)."""
     return [type(unit).__name__, *(getattr(unit, f.name) for f in dataclasses.fields(unit))]
 
 
@@ -65,7 +66,8 @@ def manifest_lines(path: str) -> Iterator[str]:
     """The manifest's lines, one per shard: Beam moves strings far faster than objects.
 
     Shards of dataclasses went through Beam's pickle fallback unit by unit,
-    120,000 calls for 20,000 files, before the first shard could start.
+    many calls per file, before the first shard could start (measured:
+    docs/performance.md).
     """
     with tf.io.gfile.GFile(path) as f:
         yield from f

@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from components.image_example_gen.folder_tree import DatasetError, Listing
+from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 
 CHUNK = 10_000
 # IDX type codes (third magic byte) and their big-endian dtypes.

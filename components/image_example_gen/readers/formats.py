@@ -1,15 +1,15 @@
 """Detect a dataset's format and list it, before anything is read in Beam."""
 import os
 
-from components.image_example_gen.arrays import list_idx, list_npz
-from components.image_example_gen.folder_tree import (
+from components.image_example_gen.readers.arrays import list_idx, list_npz
+from components.image_example_gen.readers.folder_tree import (
     DatasetError,
     Listing,
     list_class_folders,
     split_dirs,
 )
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.tfrecords import list_tfrecord
+from components.image_example_gen.readers.tfrecords import list_tfrecord
 
 
 def detect_format(root: str) -> str:

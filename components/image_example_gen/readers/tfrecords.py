@@ -5,7 +5,7 @@ from typing import Iterator, List, Optional
 
 import tensorflow as tf
 
-from components.image_example_gen.folder_tree import DatasetError, Listing, split_dirs
+from components.image_example_gen.readers.folder_tree import DatasetError, Listing, split_dirs
 from components.image_example_gen.options import IngestOptions
 
 

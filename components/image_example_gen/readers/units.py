@@ -10,11 +10,11 @@ from typing import Callable, Iterator, List, Optional
 
 import tensorflow as tf
 
-from components.image_example_gen import encode
-from components.image_example_gen.arrays import ArrayChunk, encode_png, read_chunk
-from components.image_example_gen.folder_tree import DatasetError, ImageFile
+from components.image_example_gen.encoding import encode
+from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, read_chunk
+from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.tfrecords import RecordFile, iter_records
+from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
 
 SplitOf = Callable[[str], str]
 

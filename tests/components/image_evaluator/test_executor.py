@@ -2,8 +2,8 @@
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import standard_artifacts
 
+from components.contract import NO_BASELINE
 from components.image_evaluator.executor import Executor
-from components.pushed_baseline.executor import NO_BASELINE
 
 
 def _baseline(empty: int):

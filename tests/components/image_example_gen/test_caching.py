@@ -7,13 +7,15 @@ from tfx import v1 as tfx
 
 from components.image_example_gen.component import ImageExampleGen
 from pipeline.beam_deps import with_setup_file
-from pipeline.pipeline import LOCAL_SETUP_FILE
+from pipeline.config import PipelineConfig
+from pipeline.dag import LOCAL_SETUP_FILE
 
 
 def _run(data, out):
     pipeline = tfx.dsl.Pipeline(
         pipeline_name="cache_test", pipeline_root=str(out / "root"),
-        components=[ImageExampleGen(input_base=str(data))], enable_cache=True,
+        components=[ImageExampleGen(input_base=str(data),
+                                   options=PipelineConfig().ingest_options())], enable_cache=True,
         metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
             str(out / "mlmd.sqlite")),
         beam_pipeline_args=with_setup_file(

@@ -8,15 +8,15 @@ import tensorflow as tf
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_artifacts
 
-from components.image_example_gen import encode
+from components.image_example_gen.encoding import encode
 from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.executor import Executor
-from components.image_example_gen.options import IngestOptions
+from pipeline.config import PipelineConfig
 
 
 def _run_executor(input_base, out_dir, **options):
     options.setdefault("eval_percent", 50)
-    component = ImageExampleGen(input_base=str(input_base), options=IngestOptions(**options))
+    component = ImageExampleGen(input_base=str(input_base), options=PipelineConfig(**options).ingest_options())
     examples = standard_artifacts.Examples()
     examples.uri = str(out_dir)
     props = dict(component.exec_properties)  # protos are already JSON strings here

@@ -1,8 +1,8 @@
-"""split_index and build_report: the pure parts of the Beam ingestion."""
+"""split_index and ingest_report: the pure parts of the Beam ingestion."""
 import random
 
-from components.image_example_gen.folder_tree import ImageFile, Listing
-from components.image_example_gen.ingest import build_report, split_index
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing
+from components.image_example_gen.ingest import ingest_report, split_index
 
 
 def test_split_depends_only_on_the_path():
@@ -22,7 +22,7 @@ def test_report_counts_per_split_and_class():
                       empty_classes=["z"])
     facts = [(("train", 0, "a", "8x8x1"), 5), (("eval", 1, "b", "8x8x1"), 2),
              (("train", 1, "b", "4x4x3"), 1)]
-    report = build_report(listing, facts, [{"path": "b/x", "reason": "empty file"}])
+    report = ingest_report(listing, facts, [{"path": "b/x", "reason": "empty file"}])
     assert report["splits"] == {"train": 6, "eval": 2}
     assert report["per_class"] == {"train": {"a": 5, "b": 1}, "eval": {"a": 0, "b": 2}}
     assert report["shapes"]["most_common"] == {"8x8x1": 7, "4x4x3": 1}
@@ -34,7 +34,7 @@ def test_report_counts_per_split_and_class():
 
 def test_report_derives_classes_when_the_listing_cannot_know_them():
     facts = [(("train", 2, "2", "8x8x1"), 1), (("eval", 0, "0", "8x8x1"), 1)]
-    report = build_report(Listing(classes=None, format="tfrecord"), facts, [])
+    report = ingest_report(Listing(classes=None, format="tfrecord"), facts, [])
     assert report["classes"] == ["0", "1", "2"]
     assert report["per_class"]["train"] == {"0": 0, "1": 0, "2": 1}
     assert report["format"] == "tfrecord"

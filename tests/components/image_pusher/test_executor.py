@@ -1,4 +1,5 @@
 """The ImagePusher executor: pushes only blessed models, as a new complete version."""
+import dataclasses
 import json
 import os
 import shutil
@@ -10,7 +11,8 @@ from tfx.utils import proto_utils
 from components.image_pusher.executor import EXAMPLES_KEY, Executor
 from components.image_pusher.versions import provenance
 from components.image_pusher.warmup import WARMUP_FILE
-from pipeline.config import SERVING_CHECK
+from components.parameters import to_exec_properties
+from pipeline.config import PipelineConfig
 
 
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
@@ -29,16 +31,16 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
         base_directory=str(tmp_path / "serving" / "digits")))
     inputs = {standard_component_specs.MODEL_KEY: [model],
               standard_component_specs.MODEL_BLESSING_KEY: [blessing]}
-    config = {"tflite": None, "serving_check": SERVING_CHECK}
+    settings = dataclasses.replace(PipelineConfig().push_settings(), tflite_dir=None)
     if tflite:  # examples without splits: int8 has no images to calibrate on
         examples = standard_artifacts.Examples()
         examples.uri = str(tmp_path / "examples")
         inputs[EXAMPLES_KEY] = [examples]
-        config["tflite"] = {"tflite_dir": str(tmp_path / "tflite"), "quantize": "int8",
-                            "parity_tolerance": 0.01}
+        settings = dataclasses.replace(settings, tflite_dir=str(tmp_path / "tflite"),
+                                       quantize="int8", parity_tolerance=0.01)
     properties = {standard_component_specs.PUSH_DESTINATION_KEY:
                   proto_utils.proto_to_json(destination),
-                  standard_component_specs.CUSTOM_CONFIG_KEY: json.dumps(config)}
+                  **to_exec_properties(settings)}
     Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
     return pushed
 

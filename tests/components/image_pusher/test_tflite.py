@@ -149,7 +149,7 @@ def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch)
 
 
 def test_a_split_is_read_in_batches_in_order_and_up_to_the_limit(tmp_path):
-    from components.image_example_gen.encode import IMAGE_KEY, LABEL_KEY
+    from components.contract import IMAGE_KEY, LABEL_KEY
     images = np.random.default_rng(3).integers(0, 256, (150, 8, 8, 1), dtype=np.uint8)
     split = tmp_path / "Split-eval"
     split.mkdir()

@@ -1,4 +1,5 @@
 """encode_image: full decode, lossless storage, recorded metadata."""
+import functools
 import io
 
 import numpy as np
@@ -6,7 +7,10 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from components.image_example_gen import encode
+from components.image_example_gen.encoding import encode
+from pipeline.config import DEFAULT_MAX_PIXELS
+
+_encode = functools.partial(encode.encode_image, max_pixels=DEFAULT_MAX_PIXELS)
 
 
 def _features(encoded):
@@ -18,7 +22,7 @@ def _features(encoded):
 @pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.jpg", "JPEG")])
 def test_png_and_jpeg_bytes_are_kept_as_they_are(tmp_path, make_image, name, fmt):
     data = make_image(tmp_path / name, size=(6, 4), fmt=fmt).read_bytes()
-    got = _features(encode.encode_image(data, "train", "c/" + name, 2, "c"))
+    got = _features(_encode(data, "train", "c/" + name, 2, "c"))
     assert got[encode.IMAGE_KEY] == data
     assert got[encode.FORMAT_KEY] == fmt.lower().replace("jpeg", "jpeg").encode()
     assert (got[encode.HEIGHT_KEY], got[encode.WIDTH_KEY]) == (4, 6)
@@ -29,7 +33,7 @@ def test_png_and_jpeg_bytes_are_kept_as_they_are(tmp_path, make_image, name, fmt
 @pytest.mark.parametrize("fmt", ["BMP", "GIF"])
 def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt):
     path = make_image(tmp_path / f"a.{fmt.lower()}", mode="L", fmt=fmt)
-    got = _features(encode.encode_image(path.read_bytes(), "train", "c/a", 0, "c"))
+    got = _features(_encode(path.read_bytes(), "train", "c/a", 0, "c"))
     assert got[encode.FORMAT_KEY] == b"png"
     stored = np.asarray(Image.open(io.BytesIO(got[encode.IMAGE_KEY])).convert("L"))
     np.testing.assert_array_equal(stored, np.asarray(Image.open(path).convert("L")))
@@ -40,7 +44,7 @@ def test_other_formats_are_reencoded_losslessly_as_png(tmp_path, make_image, fmt
     ("P", "PNG", 3), ("I;16", "PNG", 1)])
 def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
     data = make_image(tmp_path / "a", mode=mode, fmt=fmt).read_bytes()
-    got = _features(encode.encode_image(data, "train", "a", 0, "c"))
+    got = _features(_encode(data, "train", "a", 0, "c"))
     assert got[encode.CHANNELS_KEY] == channels
 
 
@@ -50,13 +54,13 @@ def test_channel_count_is_recorded(tmp_path, make_image, mode, fmt, channels):
 ])
 def test_undecodable_bytes_raise_with_reason(data, reason):
     with pytest.raises(encode.BadImageError, match=reason):
-        encode.encode_image(data, "train", "a", 0, "c")
+        _encode(data, "train", "a", 0, "c")
 
 
 def test_truncated_jpeg_is_rejected(tmp_path, make_image):
     data = make_image(tmp_path / "a.jpg", size=(64, 64), fmt="JPEG").read_bytes()
     with pytest.raises(encode.BadImageError):
-        encode.encode_image(data[: len(data) // 2], "train", "a", 0, "c")
+        _encode(data[: len(data) // 2], "train", "a", 0, "c")
 
 
 def _bomb_png(width, height):
@@ -76,11 +80,11 @@ def _bomb_png(width, height):
 @pytest.mark.parametrize("side", [12_000, 100_000])  # under and over PIL's own limit
 def test_decompression_bomb_is_refused_from_its_header(side):
     with pytest.raises(encode.BadImageError, match="too large"):
-        encode.encode_image(_bomb_png(side, side), "train", "a", 0, "c")
+        _encode(_bomb_png(side, side), "train", "a", 0, "c")
 
 
 def test_pixel_limit_is_configurable(tmp_path, make_image):
     data = make_image(tmp_path / "a.png", size=(10, 10)).read_bytes()
-    encode.encode_image(data, "train", "a", 0, "c", max_pixels=100)
+    _encode(data, "train", "a", 0, "c", max_pixels=100)
     with pytest.raises(encode.BadImageError, match="over the limit of 99"):
-        encode.encode_image(data, "train", "a", 0, "c", max_pixels=99)
+        _encode(data, "train", "a", 0, "c", max_pixels=99)

@@ -2,7 +2,7 @@
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen.example_wire import serialize_example
+from components.image_example_gen.encoding.example_wire import serialize_example
 
 
 def _reference(features) -> bytes:

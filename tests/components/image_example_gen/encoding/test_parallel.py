@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from components.image_example_gen import parallel
-from components.image_example_gen.encode import encode_files, local_file_job
-from components.image_example_gen.encode_worker import answer, shard_request
-from components.image_example_gen.shard_writer import write_shard
+from components.image_example_gen.encoding import parallel
+from components.image_example_gen.encoding.encode import encode_files, local_file_job
+from components.image_example_gen.encoding.encode_worker import answer, shard_request
+from components.image_example_gen.encoding.shard_writer import write_shard
 
 
 @pytest.mark.parametrize("args, expected", [

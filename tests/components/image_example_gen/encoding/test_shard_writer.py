@@ -4,7 +4,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen.shard_writer import frame, write_shard
+from components.image_example_gen.encoding.shard_writer import frame, write_shard
 
 
 def _records(path):

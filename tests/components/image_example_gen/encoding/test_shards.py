@@ -1,10 +1,10 @@
 """Shards: class-mixing order independent of listing order; lossless manifest."""
 import random
 
-from components.image_example_gen import shards
-from components.image_example_gen.arrays import ArrayChunk
-from components.image_example_gen.folder_tree import ImageFile
-from components.image_example_gen.tfrecords import RecordFile
+from components.image_example_gen.encoding import shards
+from components.image_example_gen.readers.arrays import ArrayChunk
+from components.image_example_gen.readers.folder_tree import ImageFile
+from components.image_example_gen.readers.tfrecords import RecordFile
 
 
 def _files(count):

@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from components.image_example_gen import arrays
-from components.image_example_gen.folder_tree import DatasetError
+from components.image_example_gen.readers import arrays
+from components.image_example_gen.readers.folder_tree import DatasetError
 
-MNIST_IDX = pathlib.Path(__file__).resolve().parents[3] / "data" / "mnist_1k" / "idx"
+MNIST_IDX = pathlib.Path(__file__).resolve().parents[4] / "data" / "mnist_1k" / "idx"
 
 
 def _idx_bytes(array: np.ndarray) -> bytes:
@@ -112,13 +112,13 @@ def test_png_encoding_is_lossless(shape):
 
 
 def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
-    from components.image_example_gen.options import IngestOptions
-    from components.image_example_gen.readers import read_unit
+    from pipeline.config import PipelineConfig
+    from components.image_example_gen.readers.units import read_unit
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
                 y_train=np.array([0, 1, 0]))
     listing = arrays.list_npz(path)
     (split, record, fact), *_ = read_unit(listing.files[0], path, listing.classes,
-                                          IngestOptions(), lambda relpath: "hashed")
+                                          PipelineConfig().ingest_options(), lambda relpath: "hashed")
     assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3"))
     feature = tf.train.Example.FromString(record).features.feature
     assert [feature[k].int64_list.value[0] for k in
@@ -127,11 +127,11 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
 
 
 def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
-    from components.image_example_gen.options import IngestOptions
-    from components.image_example_gen.readers import read_unit
+    from pipeline.config import PipelineConfig
+    from components.image_example_gen.readers.units import read_unit
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((2, 12, 12), np.uint8),
                 y_train=np.array([0, 1]))
     listing = arrays.list_npz(path)
     with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
-        list(read_unit(listing.files[0], path, listing.classes, IngestOptions(max_pixels=100),
+        list(read_unit(listing.files[0], path, listing.classes, PipelineConfig(max_pixels=100).ingest_options(),
                        lambda relpath: "hashed"))

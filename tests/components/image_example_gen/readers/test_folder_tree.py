@@ -1,7 +1,7 @@
 """list_class_folders: which files are images of which class."""
 import pytest
 
-from components.image_example_gen.folder_tree import DatasetError, list_class_folders
+from components.image_example_gen.readers.folder_tree import DatasetError, list_class_folders
 
 
 def test_sorted_class_names_give_dense_label_ids(tmp_path, make_image):

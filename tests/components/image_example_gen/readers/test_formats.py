@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from components.image_example_gen.folder_tree import DatasetError
-from components.image_example_gen.formats import detect_format, list_dataset
-from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.readers.folder_tree import DatasetError
+from components.image_example_gen.readers.formats import detect_format, list_dataset
+from pipeline.config import PipelineConfig
 
 
 @pytest.mark.parametrize("names, expected", [
@@ -22,14 +22,14 @@ def test_format_is_detected_from_names(tmp_path, names, expected):
 def test_a_single_npz_file_is_a_dataset(tmp_path):
     path = tmp_path / "d.npz"
     np.savez(path, x_train=np.zeros((4, 3, 3), np.uint8), y_train=np.arange(4))
-    listing = list_dataset(str(path), IngestOptions())
+    listing = list_dataset(str(path), PipelineConfig().ingest_options())
     assert (listing.format, listing.classes) == ("npz", ["0", "1", "2", "3"])
 
 
 def test_explicit_format_overrides_detection(tmp_path, make_image):
     make_image(tmp_path / "a" / "1.png")
     with pytest.raises(DatasetError, match="expected train-images-idx3-ubyte"):
-        list_dataset(str(tmp_path), IngestOptions(format="idx"))
+        list_dataset(str(tmp_path), PipelineConfig(format="idx").ingest_options())
 
 
 def test_an_ingest_output_is_detected_as_tfrecords(tmp_path):

@@ -2,12 +2,12 @@
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen.folder_tree import DatasetError
-from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers import read_unit
-from components.image_example_gen.tfrecords import RecordFile, list_tfrecord
+from components.image_example_gen.readers.folder_tree import DatasetError
+from pipeline.config import PipelineConfig
+from components.image_example_gen.readers.units import read_unit
+from components.image_example_gen.readers.tfrecords import RecordFile, list_tfrecord
 
-FOREIGN = IngestOptions(image_key="img", label_key="lbl")
+FOREIGN = PipelineConfig(image_key="img", label_key="lbl").ingest_options()
 
 
 def _hash(relpath):
@@ -60,7 +60,7 @@ def test_missing_key_error_lists_the_keys_that_exist(tmp_path, pngs):
     path = write_records(tmp_path / "x.tfrecord", pngs)
     with pytest.raises(DatasetError, match=r"--image-key 'image/encoded' .* have: img \(bytes\), "
                                            r"lbl \(int64\), note \(float\)"):
-        list_tfrecord(str(path), IngestOptions())
+        list_tfrecord(str(path), PipelineConfig().ingest_options())
 
 
 def test_truncated_file_keeps_whole_records_and_reports_the_rest(tmp_path, pngs):

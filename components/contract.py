@@ -1,0 +1,97 @@
+"""The data contract between imagepipe's stages: keys, file names, split paths, readers.
+
+Every stage imports this module instead of importing another stage to read
+that stage's output, as TFX's `standard_component_specs` and
+`artifact_utils.get_split_uri` serve its components. It imports nothing
+heavy (no TensorFlow, Beam or TFX): ingestion's encoding workers and the
+CLI import it too. Readers open local paths with Python's `open` and other
+URIs (gs://, ...) through tf.io.gfile, imported only then.
+"""
+import json
+import os
+from typing import IO, List
+
+# --- Features of the ingested tf.Examples (the tensorflow/tpu convention) ---
+IMAGE_KEY = "image/encoded"
+FORMAT_KEY = "image/format"
+HEIGHT_KEY = "image/height"
+WIDTH_KEY = "image/width"
+CHANNELS_KEY = "image/channels"
+LABEL_KEY = "image/class/label"  # int64, 0-based, in labels.txt order
+CLASS_TEXT_KEY = "image/class/text"
+FILENAME_KEY = "image/filename"
+
+# --- Features after Transform (modules/preprocessing.py) ---
+IMAGE_XF = "image"
+LABEL_XF = "label"
+
+# --- Splits of the examples artifact ---
+TRAIN = "train"
+EVAL = "eval"
+SPLITS = (TRAIN, EVAL)
+
+# --- Files beside the example splits (written by ImageExampleGen) ---
+LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
+INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files
+
+# --- Files in the exported SavedModel (written by the Trainer) ---
+NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std
+
+# --- Custom properties of artifacts, read by another stage ---
+# On a baseline Model from PushedBaseline: 1 when no pushed model was found
+# (KFP needs an artifact either way); the Evaluator then runs without one.
+NO_BASELINE = "no_baseline"
+
+# --- The SavedModel's signatures (modules/signatures.py) ---
+SERVING_DEFAULT = "serving_default"  # serialized tf.Example in; what the Evaluator scores
+SERVING_IMAGE = "serving_image"  # encoded image bytes in; REST and batch prediction
+SERVING_TENSOR = "serving_tensor"  # float pixels in [0, 255] at the model's size; TFLite
+IMAGE_BYTES_INPUT = "image_bytes"  # serving_image's input
+PIXELS_INPUT = "pixels"  # serving_tensor's input
+PROBABILITIES = "probabilities"  # every signature's per-class output
+
+
+def split_dir(examples_uri: str, split: str) -> str:
+    """The folder of one split's TFRecords: TFX's `get_split_uri` without artifacts."""
+    return os.path.join(examples_uri, f"Split-{split}")
+
+
+def split_of(file_pattern: str) -> str:
+    """The split name in a split file pattern such as FnArgs.train_files' `<uri>/Split-train/*`."""
+    return os.path.basename(os.path.dirname(file_pattern))[len("Split-"):]
+
+
+def examples_uri_of(file_pattern: str) -> str:
+    """The examples artifact's URI from a split file pattern `<uri>/Split-<name>/*`."""
+    return os.path.dirname(os.path.dirname(file_pattern))
+
+
+def open_text(path: str, mode: str = "r") -> IO:
+    """A local file with `open`, anything else (gs://, ...) through tf.io.gfile."""
+    if "://" not in path:
+        return open(path, mode, encoding="utf-8")
+    import tensorflow as tf  # only for remote files: keeps this module light
+    return tf.io.gfile.GFile(path, mode)
+
+
+def read_labels(path: str) -> List[str]:
+    """Class names in label-id order from a labels.txt file."""
+    with open_text(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def read_ingest_report(examples_uri: str) -> dict:
+    """The ingest_report.json beside the example splits."""
+    with open_text(os.path.join(examples_uri, INGEST_REPORT_FILE)) as f:
+        return json.load(f)
+
+
+def split_size(examples_uri: str, split: str) -> int:
+    """Examples in one split, from the ingest report; 0 if another ExampleGen wrote them."""
+    try:
+        report = read_ingest_report(examples_uri)
+    except Exception as e:  # noqa: BLE001  (tf.errors.NotFoundError for remote URIs)
+        if isinstance(e, FileNotFoundError) or type(e).__name__ == "NotFoundError":
+            return 0
+        raise
+    return int(report["splits"].get(split, 0))

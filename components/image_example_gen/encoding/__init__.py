@@ -1,0 +1,1 @@
+"""Encoding: image bytes to tf.Example wire format, in worker processes, written shard by shard."""
