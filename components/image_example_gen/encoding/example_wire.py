@@ -6,7 +6,7 @@ takes. Building the message through protobuf's Python API was a large share of
 all the work (measured: docs/performance.md). The examples have a fixed shape
 (bytes and int64 features), so this writes the wire format directly: the same
 bytes as `tf.train.Example.SerializeToString(deterministic=True)`, keys in
-sorted order, which tests/components/image_example_gen/test_example_wire.py
+sorted order, which tests/components/image_example_gen/encoding/test_example_wire.py
 checks.
 """
 import functools
