@@ -70,6 +70,7 @@ def main(argv=None) -> dict:
 
     from components.contract import EVAL, TRAIN, split_dir
     from components.image_pusher import tflite
+    from components.image_pusher.settings import QUANTIZATIONS
     saved_model = summary["pushed"]["serving"]
     serve = tf.saved_model.load(saved_model).signatures[tflite.SIGNATURE]
     size, _, channels = tflite.input_shape(saved_model)
@@ -80,7 +81,7 @@ def main(argv=None) -> dict:
     rows = [{"model": "SavedModel", "bytes": _dir_bytes(saved_model),
              **_timed(lambda x: serve(pixels=tf.constant(x))["probabilities"].numpy(),
                       pixels, labels)}]
-    for quantize in tflite.QUANTIZATIONS:
+    for quantize in QUANTIZATIONS:
         model = tflite.convert(saved_model, quantize, representative)
         runner = tflite.Runner(model)
         rows.append({"model": f"tflite-{quantize}", "bytes": len(model),

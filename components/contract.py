@@ -66,12 +66,24 @@ def examples_uri_of(file_pattern: str) -> str:
     return os.path.dirname(os.path.dirname(file_pattern))
 
 
+def _is_remote(path: str) -> bool:
+    return "://" in path
+
+
 def open_text(path: str, mode: str = "r") -> IO:
     """A local file with `open`, anything else (gs://, ...) through tf.io.gfile."""
-    if "://" not in path:
+    if not _is_remote(path):
         return open(path, mode, encoding="utf-8")
     import tensorflow as tf  # only for remote files: keeps this module light
     return tf.io.gfile.GFile(path, mode)
+
+
+def exists(path: str) -> bool:
+    """os.path.exists, or tf.io.gfile.exists for remote paths."""
+    if not _is_remote(path):
+        return os.path.exists(path)
+    import tensorflow as tf
+    return tf.io.gfile.exists(path)
 
 
 def read_labels(path: str) -> List[str]:
@@ -88,10 +100,6 @@ def read_ingest_report(examples_uri: str) -> dict:
 
 def split_size(examples_uri: str, split: str) -> int:
     """Examples in one split, from the ingest report; 0 if another ExampleGen wrote them."""
-    try:
-        report = read_ingest_report(examples_uri)
-    except Exception as e:  # noqa: BLE001  (tf.errors.NotFoundError for remote URIs)
-        if isinstance(e, FileNotFoundError) or type(e).__name__ == "NotFoundError":
-            return 0
-        raise
-    return int(report["splits"].get(split, 0))
+    if not exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
+        return 0
+    return int(read_ingest_report(examples_uri)["splits"].get(split, 0))

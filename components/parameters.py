@@ -4,9 +4,10 @@ Each component declares its settings as a dataclass with no defaults (they
 live in pipeline/config.py alone); its ComponentSpec gets one typed
 ExecutionParameter per field, and its executor reads the dataclass back from
 the exec properties. Every value is one of TFX's primitive types (int,
-float, str), which every orchestrator passes unchanged: a bool travels as
-0/1 (TFX's own convention, e.g. SchemaGen's infer_feature_shape), a tuple
-of ints as "8,32", and None as an absent optional parameter.
+float, str): a bool travels as 0/1 (TFX's own convention, e.g. SchemaGen's
+infer_feature_shape), a tuple of ints as "8,32", and None as an absent
+optional parameter. The reader casts each value back to its field's type:
+KFP's v2 entrypoint hands integer parameters over as floats (20.0).
 """
 import dataclasses
 import typing
@@ -26,11 +27,14 @@ def _base_type(hint) -> tuple:
 
 
 def _wire_type(base) -> type:
-    if base is bool or typing.get_origin(base) is tuple:
-        return int if base is bool else str
-    if base not in (int, float, str):
-        raise TypeError(f"unsupported settings field type {base!r}")
-    return base
+    """The primitive type a field travels as."""
+    if base is bool:
+        return int
+    if typing.get_origin(base) is tuple:
+        return str
+    if base in (int, float, str):
+        return base
+    raise TypeError(f"unsupported settings field type {base!r}")
 
 
 def execution_parameters(settings: Type) -> Dict[str, ExecutionParameter]:

@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 from typing import List, Optional
 
+from components.contract import IMAGE_KEY, LABEL_KEY
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
 from components.image_pusher.settings import QUANTIZATIONS, PushSettings
 from modules.params import MODELS, MODULE
@@ -59,9 +60,9 @@ class PipelineConfig:
                           "skipping and reporting it.")
     max_pixels: int = _field(DEFAULT_MAX_PIXELS, "Refuse images with more pixels than this "
                              "(decompression bombs). Example: --max-pixels 25000000")
-    image_key: str = _field("image/encoded", "TFRecord input: feature with the encoded "
+    image_key: str = _field(IMAGE_KEY, "TFRecord input: feature with the encoded "
                             "image bytes. Example: --image-key image_raw")
-    label_key: str = _field("image/class/label", "TFRecord input: int64 feature with the "
+    label_key: str = _field(LABEL_KEY, "TFRecord input: int64 feature with the "
                             "0-based label. Example: --label-key label")
     output: str = _field("outputs", "Directory for everything a run writes: TFX artifacts, "
                          "ML Metadata, pushed models, summary.json. Example: --output /tmp/run1")
@@ -183,7 +184,8 @@ class PipelineConfig:
         ]
         problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels)
-        for name, rule in problems[:1]:
+        if problems:
+            name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
 
     @property

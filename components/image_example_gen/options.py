@@ -27,7 +27,9 @@ class IngestOptions:
     eval_percent: int  # share of images hashed into the eval split
 
     def __post_init__(self):
-        for name, rule in option_problems(self.format, self.eval_percent, self.max_pixels):
+        problems = option_problems(self.format, self.eval_percent, self.max_pixels)
+        if problems:
+            name, rule = problems[0]
             raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
 
     @property

@@ -11,6 +11,13 @@ from typing import Optional, Tuple
 QUANTIZATIONS = ("none", "dynamic", "float16", "int8")
 
 
+def check_quantize(quantize: str) -> None:
+    """Refuses a conversion that is not one of QUANTIZATIONS, naming the flag."""
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"--quantize must be one of {', '.join(QUANTIZATIONS)}, "
+                         f"got {quantize!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class PushSettings:
     """The TFLite push and the serving check; no defaults (pipeline/config.py has them)."""
@@ -26,6 +33,4 @@ class PushSettings:
     timeout_s: int  # a serving check that takes longer fails
 
     def __post_init__(self):
-        if self.quantize not in QUANTIZATIONS:
-            raise ValueError(f"quantize must be one of {', '.join(QUANTIZATIONS)}, "
-                             f"got {self.quantize!r}")
+        check_quantize(self.quantize)

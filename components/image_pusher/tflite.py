@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from components.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
-from components.image_pusher.settings import QUANTIZATIONS
+from components.image_pusher.settings import check_quantize
 from components.images import decode_images
 
 SIGNATURE = SERVING_TENSOR
@@ -90,8 +90,7 @@ def convert(saved_model_dir: str, quantize: str,
     on `representative` pixels (from the train split); the input and output
     stay float32, so callers feed the same pixels whatever the quantization.
     """
-    if quantize not in QUANTIZATIONS:
-        raise ValueError(f"--quantize must be one of {', '.join(QUANTIZATIONS)}, got {quantize!r}")
+    check_quantize(quantize)
     if quantize == "int8" and (representative is None or not len(representative)):
         raise ValueError("int8 quantization needs representative images")
     with tempfile.TemporaryDirectory(prefix="imagepipe-tflite-") as numeric_dir, \
