@@ -3,7 +3,7 @@
     bash scripts/bench.sh backbones                        # images/s of each backbone
     bash scripts/bench.sh backbones --flowers ~/datasets/flowers_photos
 
-Throughput: each backbone at its planned CPU size (pipeline/config.py's
+Throughput: each backbone at its planned CPU size (pipeline/planning/rules.py's
 BACKBONE_SIZE_BY_HARDWARE), fed from memory, in the two phases of
 fine-tuning (head only: backbone frozen; then its top blocks open) and in
 inference; the built-in photo model at the same size is the baseline (ratio
@@ -24,8 +24,6 @@ import shutil
 import statistics
 import tempfile
 import time
-
-import numpy as np
 
 from bench.common import (imagepipe_command, machine_info, print_table, read_summary,
                           run_sampled, write_results)

@@ -1,4 +1,4 @@
-"""Default runs on real data: accuracy, cold wall time and peak memory against issue 15's goals.
+"""Default runs on real data: accuracy, cold wall time and peak memory against their GOALS.
 
     bash scripts/bench.sh datasets --only mnist_1k camera
     bash scripts/bench.sh datasets --only flowers --flowers ~/datasets/flowers_photos

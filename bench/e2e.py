@@ -7,12 +7,12 @@ Run time on 2 cores: docs/performance.md (the benchmarks table).
 
 Each run is the real CLI in a fresh process, as a user types it, so the wall
 time includes Python start-up, imports and the HTML report. The cold run is
-the baseline of the session: the warm run (same output, every component a
+the baseline: the warm run (same output, every component a
 cache hit) is shown as a ratio of it, and so is each component. Per-component
 seconds come from summary.json (ML Metadata's execution times); peak memory
 from sampling the process tree. Writes bench/results/e2e.json.
 
-Goals (issue 8): warm <= 10% of cold; cold under 60 s on 2 cores with the
+Goals: warm <= 10% of cold; cold under 60 s on 2 cores with the
 planned accuracy bar (`--accuracy-threshold`; 0.9 for the digits) met. Each is checked on
 the command's wall time and on the pipeline's own time (summary.json's
 total: the components, without Python start-up, imports and the report).
@@ -81,7 +81,7 @@ def table(result: dict) -> list:
 
 
 def goals(result: dict, threshold: float) -> dict:
-    """The issue's goals, each with the measured value and whether it is met."""
+    """The module docstring's goals, each with the measured value and whether it is met."""
     cold = _median(result["cold"], lambda r: r["wall_s"])
     pipeline = _median(result["cold"], lambda r: r["summary"]["timings_s"]["total"])
     warm = _median(result["warm"], lambda r: r["wall_s"])
@@ -114,7 +114,7 @@ def main(argv=None) -> dict:
     result = measure(args.data, args.repeat, args.run_args.split(), args.keep)
     rows = table(result)
     print_table(rows, ["step", "cold_s", "warm_s", "warm/cold", "cold_peak_mb"])
-    # The threshold the plan chose for this data (pipeline/plan.py).
+    # The threshold the plan chose for this data (pipeline/planning/plan.py).
     met = goals(result, result["cold"][0]["summary"]["plan"]["values"]["accuracy_threshold"])
     for name, goal in met.items():
         print(f"goal {name}: {goal['value']:.3f} (goal {goal['goal']}): "

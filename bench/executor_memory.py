@@ -29,9 +29,9 @@ from pipeline import startup
 startup.prepare()
 
 from bench.common import rss_tree  # noqa: E402
-from pipeline import summary as run_summary  # noqa: E402
+from pipeline.report import metadata  # noqa: E402
 from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig  # noqa: E402
-from pipeline.dag import LOCAL_SETUP_FILE  # noqa: E402
+from pipeline.beam_deps import LOCAL_SETUP_FILE  # noqa: E402
 
 COMPONENTS = ("StatisticsGen", "Transform")
 
@@ -49,7 +49,7 @@ def _artifacts(store, nodes, work: str, component: str):
     from tfx.types import artifact_utils, standard_artifacts
     recorded = {}
     for node in ("ImageExampleGen", "SchemaGen"):
-        recorded.update(run_summary.outputs(store, nodes[node]))
+        recorded.update(metadata.outputs(store, nodes[node]))
     examples, schema = (artifact_utils.deserialize_artifact(
         store.get_artifact_types_by_id([a.type_id])[0], a)
         for a in (recorded["Examples"], recorded["Schema"]))
@@ -72,8 +72,8 @@ def measure(output: str, component: str) -> dict:
     """Runs `component`'s executor once on `output`'s latest run; its memory and time."""
     from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
     config = PipelineConfig(output=output)
-    store = run_summary.open_store(config)
-    nodes = run_summary.latest_run(store, config.pipeline_name)
+    store = metadata.open_store(config)
+    nodes = metadata.latest_run(store, config.pipeline_name)
     executor_class = _executor(component)
     with tempfile.TemporaryDirectory(prefix="imagepipe-bench-executor-") as work:
         inputs, outputs = _artifacts(store, nodes, work, component)

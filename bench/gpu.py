@@ -4,9 +4,9 @@
     bash scripts/bench.sh gpu --steps 300     # longer timing window
 
 On each visible GPU configuration, builds the Trainer's model through the
-same strategy selection (modules/strategy.select_strategy: MirroredStrategy
+same strategy selection (modules/distribution.select_strategy: MirroredStrategy
 over several GPUs), feeds it random in-memory 64x64 RGB images, and times
-steady-state training examples/s with modules/progress.FitThroughput, once
+steady-state training examples/s with modules/epoch_progress.FitThroughput, once
 under float32 (the baseline) and once under mixed_float16. With no GPU it
 prints why and writes {"skipped": ...} to bench/results/gpu.json, exit 0.
 """

@@ -5,7 +5,7 @@
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
-The baseline, run in the same session, is a single-process loop that reads
+The baseline, run in the same invocation, is a single-process loop that reads
 each file, decodes it once, builds the same tf.Example with tf.train.Example
 and writes it with tf.io.TFRecordWriter (gzipped, like ours). Each variant
 runs in its own process, timed after imports, so its peak RSS (the largest
@@ -90,7 +90,7 @@ def _baseline(data: str, out: str) -> int:
 
 def _ours(data: str, out: str, beam_args: str) -> int:
     from pipeline.config import PipelineConfig
-    from pipeline.ingest_runner import run_ingest
+    from pipeline.local.ingest import run_ingest
     report = run_ingest(PipelineConfig(data=data, output=out, beam_args=beam_args))
     return sum(report["splits"].values())
 
@@ -100,7 +100,7 @@ def run_variant(name: str, data: str, out: str) -> dict:
     os.makedirs(out, exist_ok=True)
     # Every import happens before the clock starts, for both sides.
     import components.image_example_gen.ingest  # noqa: F401  (Beam, TF, PIL)
-    import pipeline.ingest_runner  # noqa: F401
+    import pipeline.local.ingest  # noqa: F401
     start = time.perf_counter()
     images = _baseline(data, out) if name == "baseline" else _ours(data, out + "/o",
                                                                    VARIANTS[name])

@@ -7,7 +7,7 @@ Generates class folders of 3000x2000 noise JPEGs (noise barely compresses:
 several MB each; disk needed: docs/performance.md) in --work, ingests each
 dataset in a fresh `imagepipe ingest` process, and samples the resident
 memory of that process and its encoder workers together every 0.1 s. Ratios
-are against the smallest dataset, in the same session. Writes
+are against the smallest dataset, in the same run. Writes
 bench/results/memory.json.
 """
 import argparse

@@ -16,7 +16,7 @@ component started with (the components share one process, so a peak also
 carries what earlier components left on the heap). StatisticsGen and
 Transform are also re-run alone on each run's artifacts, in a fresh process
 (bench/executor_memory), `alone_rise`. Every figure is a ratio
-against the smallest dataset of the same session: `time/size` <= 1 is linear
+against the smallest dataset of the same run: `time/size` <= 1 is linear
 or better; `peak` and `rise` near 1 are flat. Writes
 bench/results/scaling.json.
 """

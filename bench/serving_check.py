@@ -24,7 +24,7 @@ import time
 from bench.common import machine_info, print_table, write_results
 from bench.serving import _ensure_run
 
-GOAL_ADDED_S = 3.0  # issue 18: the check adds at most 3 s to a default run
+GOAL_ADDED_S = 3.0  # goal: the check adds at most 3 s to a default run
 
 
 def artifacts(output: str) -> tuple:
@@ -39,7 +39,7 @@ def artifacts(output: str) -> tuple:
 def baseline(model: str, examples: str, root: str, tflite: dict) -> None:
     from components.image_pusher.serving_config import write_serving_configs
     from components.image_pusher.tflite_push import push_tflite
-    from components.image_pusher.versions import next_version, publish
+    from components.versions import next_version, publish
     base = os.path.join(root, "serving", "m")
     version = next_version(base)
     publish(model, base, version, source_uri=model)
@@ -54,8 +54,8 @@ def with_check(model: str, examples: str, root: str, tflite: dict) -> dict:
     settings = PipelineConfig().push_settings()
     settings = dataclasses.replace(settings, **(tflite or {"tflite_dir": None}))
     outcome = push(model, model, os.path.join(root, "serving", "m"), examples, settings)
-    assert outcome["pushed"], outcome["serving_check"]
-    return outcome["serving_check"]
+    assert outcome.pushed, outcome.serving_check
+    return outcome.serving_check
 
 
 def measure(model: str, examples: str, repeat: int) -> dict:

@@ -7,7 +7,7 @@ original JPEG bytes plus a few small features, gzipped) are stored, and the
 Trainer applies the transform graph on the fly. This measures that against
 the alternative, materialize=True, which would store each transformed image
 as 224*224*3 float32 values, and against the raw uint8 pixels
-(224*224*3 = 150,528 bytes), the yardstick of the issue (at most 2x).
+(224*224*3 = 150,528 bytes), the yardstick (goal: at most 2x).
 The JPEGs are photo-like (smooth, quality 90). Writes bench/results/storage.json.
 """
 import argparse
@@ -46,6 +46,7 @@ def materialized_bytes(examples: str, work: str) -> int:
     from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
     from components.contract import IMAGE_KEY, LABEL_KEY
+    from modules.params import TransformParams
     from modules.preprocessing import preprocessing_fn
     from components.contract import IMAGE_XF, LABEL_XF
     records = [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(
@@ -55,7 +56,7 @@ def materialized_bytes(examples: str, work: str) -> int:
     metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec({
         IMAGE_KEY: tf.io.FixedLenFeature([1], tf.string),
         LABEL_KEY: tf.io.FixedLenFeature([1], tf.int64)}))
-    fn = lambda inputs: preprocessing_fn(inputs, {"image_size": SIDE, "channels": 3})  # noqa
+    fn = lambda inputs: preprocessing_fn(inputs, TransformParams(SIDE, 3).to_custom_config())  # noqa
     with tft_beam.Context(temp_dir=os.path.join(work, "tft"), force_tf_compat_v1=False):
         (rows, _), _ = (raw, metadata) | tft_beam.AnalyzeAndTransformDataset(fn)
     path = os.path.join(work, "transformed.tfrecord.gz")
@@ -75,7 +76,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--count", type=int, default=64)
     args = parser.parse_args(argv)
     from pipeline.config import PipelineConfig
-    from pipeline.ingest_runner import run_ingest
+    from pipeline.local.ingest import run_ingest
     work = tempfile.mkdtemp(prefix="imagepipe-bench-storage-")
     try:
         make_photos(os.path.join(work, "photos"), args.count)

@@ -1,4 +1,4 @@
-"""The performance suite (issue 8) in one command: end to end, training input, scaling, GPU.
+"""The performance suite in one command: end to end, training input, scaling, GPU.
 
     bash scripts/bench.sh                 # everything (run time: docs/performance.md)
     bash scripts/bench.sh suite --quick   # tiny sizes: checks that it all runs

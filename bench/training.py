@@ -11,7 +11,7 @@ Both sides run in this process, interleaved, --repeat times each (medians):
   run's examples and transform graph, with the run's planned settings
   (summary.json `plan`) for as many epochs as the run trained, without
   early stopping;
-  its own steady-state rate (modules/progress.FitThroughput: training
+  its own steady-state rate (modules/epoch_progress.FitThroughput: training
   examples/s from epoch start to validation, epochs 2..N);
 - the baseline: the train split decoded and normalized through the same
   transform graph into NumPy arrays, fed to the same Keras model, batch size,
@@ -22,7 +22,7 @@ A third figure is the Trainer's input pipeline alone (modules/trainer.make_datas
 no model): if it is much faster than the model, the input never starves it.
 Writes bench/results/training.json.
 
-Goal (issues 8 and 15): Trainer >= 0.9x the NumPy baseline, on mnist_1k and flowers.
+Goal: Trainer >= 0.9x the NumPy baseline, on mnist_1k and flowers.
 """
 import argparse
 import contextlib
@@ -44,12 +44,12 @@ GOAL = 0.9
 
 def artifact_uris(output: str, pipeline_name: str) -> dict:
     """{"examples", "transform_graph"} URIs of the latest run in `output`."""
-    from pipeline import summary
+    from pipeline.report import metadata
     config = PipelineConfig(output=output, pipeline_name=pipeline_name)
-    store = summary.open_store(config)
-    nodes = summary.latest_run(store, pipeline_name)
-    return {"examples": summary.outputs(store, nodes["ImageExampleGen"])["Examples"].uri,
-            "transform_graph": summary.outputs(store, nodes["Transform"])["TransformGraph"].uri}
+    store = metadata.open_store(config)
+    nodes = metadata.latest_run(store, pipeline_name)
+    return {"examples": metadata.outputs(store, nodes["ImageExampleGen"])["Examples"].uri,
+            "transform_graph": metadata.outputs(store, nodes["Transform"])["TransformGraph"].uri}
 
 
 def train_arrays(uris: dict):
@@ -72,7 +72,8 @@ def train_arrays(uris: dict):
 def run_params(summary: dict):
     """The Trainer's params of a finished run, fixed to the epochs it trained, no early stop."""
     from pipeline.config import PLANNED
-    from pipeline.plan import DataFacts, make_plan
+    from pipeline.planning.data_facts import DataFacts
+    from pipeline.planning.plan import make_plan
     values = summary["plan"]["values"]
     config = PipelineConfig(**{name: values[name] for name in PLANNED})
     plan = make_plan(config, DataFacts(**summary["plan"]["data"]), values["hardware"],
@@ -120,7 +121,7 @@ def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
     """Runs TFX's Trainer executor (our run_fn) on the run's artifacts; FitThroughput's stats.
 
     `stream`: without the decode cache, every epoch decodes and transforms
-    again (as every split over 256 MB did before issue 15).
+    again (as every split over 256 MB did before the plan's decode-cache budget).
     """
     import json
     from unittest import mock

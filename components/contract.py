@@ -30,6 +30,22 @@ TRAIN = "train"
 EVAL = "eval"
 SPLITS = (TRAIN, EVAL)
 
+# --- Component ids of the DAG (pipeline/dag.py sets them) ---
+# Components are addressed by these in ML Metadata, summary.json, the logs and
+# the pipeline root's folders (<pipeline root>/<id>/<output>/<execution>/).
+EXAMPLE_GEN_ID = "ImageExampleGen"
+STATISTICS_GEN_ID = "StatisticsGen"
+SCHEMA_GEN_ID = "SchemaGen"
+EXAMPLE_VALIDATOR_ID = "ExampleValidator"
+TRANSFORM_ID = "Transform"
+TRAINER_ID = "Trainer"
+BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs, Vertex)
+PUSHED_BASELINE_ID = "pushed_baseline"  # not a resolver, so not named like one (open-source KFP)
+EVALUATOR_ID = "Evaluator"
+PUSHER_ID = "Pusher"
+COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, SCHEMA_GEN_ID, EXAMPLE_VALIDATOR_ID,
+                 TRANSFORM_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID, PUSHER_ID)
+
 # --- Files beside the example splits (written by ImageExampleGen) ---
 LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
 INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files

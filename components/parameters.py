@@ -1,19 +1,24 @@
-"""One parameter convention for imagepipe's components: a frozen dataclass of settings.
+"""One typed convention for every stage's settings: a frozen dataclass, sent as primitives.
 
-Each component declares its settings as a dataclass with no defaults (they
-live in pipeline/config.py alone); its ComponentSpec gets one typed
-ExecutionParameter per field, and its executor reads the dataclass back from
-the exec properties. Every value is one of TFX's primitive types (int,
-float, str): a bool travels as 0/1 (TFX's own convention, e.g. SchemaGen's
-infer_feature_shape), a tuple of ints as "8,32", and None as an absent
-optional parameter. The reader casts each value back to its field's type:
-KFP's v2 entrypoint hands integer parameters over as floats (20.0).
+Each stage declares its settings as a dataclass with no defaults (they live
+in pipeline/, see pipeline/README.md). The same two functions carry any such
+dataclass over every hop TFX offers:
+
+- a custom component: one typed ExecutionParameter per field
+  (`execution_parameters`), the values from `encode`, read back by `decode`;
+- a stock component's `custom_config` (Trainer, Transform): `encode` under one
+  key (`to_custom_config`), read back by `from_custom_config`.
+
+Every value travels as one of TFX's primitive types (int, float, str): a bool
+as 0/1 (TFX's own convention, e.g. SchemaGen's infer_feature_shape), a tuple
+of ints as "8,32", and None by leaving the key out. `decode` casts each value
+back to its field's type, since KFP's v2 entrypoint hands integer parameters
+over as floats (20.0), and names any missing or unknown key.
 """
 import dataclasses
+import json
 import typing
 from typing import Any, Dict, Type, TypeVar
-
-from tfx.types.component_spec import ExecutionParameter
 
 T = TypeVar("T")
 
@@ -37,8 +42,9 @@ def _wire_type(base) -> type:
     raise TypeError(f"unsupported settings field type {base!r}")
 
 
-def execution_parameters(settings: Type) -> Dict[str, ExecutionParameter]:
+def execution_parameters(settings: Type) -> Dict[str, Any]:
     """A ComponentSpec's PARAMETERS for the fields of a settings dataclass."""
+    from tfx.types.component_spec import ExecutionParameter  # TFX: adapters only
     hints = typing.get_type_hints(settings)
     params = {}
     for field in dataclasses.fields(settings):
@@ -47,13 +53,15 @@ def execution_parameters(settings: Type) -> Dict[str, ExecutionParameter]:
     return params
 
 
-def to_exec_properties(settings: Any) -> Dict[str, Any]:
-    """The settings as exec property values; None-valued fields are left out."""
+def encode(settings: Any) -> Dict[str, Any]:
+    """The settings as primitive values; None-valued fields are left out."""
+    hints = typing.get_type_hints(type(settings))
     values = {}
     for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
         if value is None:
             continue
+        _wire_type(_base_type(hints[field.name])[0])  # refuses an unsupported type early
         if isinstance(value, bool):
             value = int(value)
         elif isinstance(value, tuple):
@@ -62,21 +70,42 @@ def to_exec_properties(settings: Any) -> Dict[str, Any]:
     return values
 
 
-def from_exec_properties(settings: Type[T], exec_properties: Dict[str, Any]) -> T:
-    """The inverse of to_exec_properties; a required field that is absent raises KeyError."""
+def _cast(base, value):
+    if base is bool:
+        return bool(int(value))
+    if typing.get_origin(base) is tuple:
+        return tuple(int(v) for v in str(value).split(",") if v)
+    return base(value)
+
+
+def decode(settings: Type[T], values: Dict[str, Any], strict: bool = False) -> T:
+    """The inverse of `encode`. A required field that is absent raises KeyError;
+    with `strict`, so does a key that names no field (a stage's own dict)."""
     hints = typing.get_type_hints(settings)
-    values = {}
+    names = {f.name for f in dataclasses.fields(settings)}
+    unknown = sorted(set(values) - names) if strict else []
+    if unknown:
+        raise KeyError(f"{settings.__name__}: unknown settings {unknown}")
+    out = {}
     for field in dataclasses.fields(settings):
         base, optional = _base_type(hints[field.name])
-        value = exec_properties.get(field.name)
-        if value is None:
-            if not optional:
-                raise KeyError(f"{settings.__name__}: exec property {field.name!r} is missing")
-        elif base is bool:
-            value = bool(int(value))
-        elif typing.get_origin(base) is tuple:
-            value = tuple(int(v) for v in str(value).split(",") if v)
-        else:
-            value = base(value)
-        values[field.name] = value
-    return settings(**values)
+        value = values.get(field.name)
+        if value is None and not optional:
+            raise KeyError(f"{settings.__name__}: setting {field.name!r} is missing")
+        out[field.name] = None if value is None else _cast(base, value)
+    return settings(**out)
+
+
+def to_custom_config(key: str, settings: Any) -> Dict[str, Any]:
+    """A stock component's `custom_config` carrying `settings` under `key`."""
+    return {key: encode(settings)}
+
+
+def from_custom_config(settings: Type[T], key: str, custom_config: Dict[str, Any]) -> T:
+    """The inverse of to_custom_config; unknown or missing keys are named."""
+    values = (custom_config or {}).get(key)
+    if isinstance(values, str):  # some orchestrators hand nested values back as JSON
+        values = json.loads(values)
+    if not isinstance(values, dict):
+        raise KeyError(f"custom_config has no {key!r}: {custom_config!r}")
+    return decode(settings, values, strict=True)

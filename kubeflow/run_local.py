@@ -8,7 +8,7 @@ runs as a local process with this interpreter: the image is not pulled, and
 there is no Kubernetes, Argo or object store. Upstream artifacts reach each
 step with their type emptied, as the backend passes them; --keep-types passes
 the declared types instead (as Vertex does), for comparison. The logic is in
-pipeline/kfp_local.py; this folder is not a Python package (see docs/kubeflow.md).
+pipeline/kubeflow/emulator.py; this folder is not a Python package (see docs/kubeflow.md).
 """
 import argparse
 import os
@@ -30,7 +30,7 @@ def main(argv=None) -> int:
                         help="pass upstream artifacts with their declared types (friendlier "
                              "than the open-source backend, which empties them)")
     args = parser.parse_args(argv)
-    from pipeline import kfp_local  # heavy (kfp); after --help
+    from pipeline.kubeflow import emulator as kfp_local  # heavy (kfp); after --help
     try:
         spec = kfp_local.load_spec(args.package)
         root = args.pipeline_root or kfp_local.default_root(spec)

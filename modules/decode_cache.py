@@ -16,8 +16,6 @@ import tensorflow as tf
 
 MEMORY = ""  # tf.data.Dataset.cache's filename for "in memory"
 CACHE_DIR = ".decode_cache"
-# A cache file is written only if this much disk stays free after it.
-DISK_HEADROOM = 2 << 30
 
 
 def split_bytes(examples: int, image_shape: Sequence[int]) -> int:
@@ -35,11 +33,11 @@ def free_disk_bytes(path: str) -> Optional[int]:
 
 
 def plan_caches(examples: Dict[str, int], image_shape: Sequence[int], budget: int,
-                cache_dir: str) -> Dict[str, Optional[str]]:
+                cache_dir: str, disk_headroom: int) -> Dict[str, Optional[str]]:
     """Per split: MEMORY, a cache file under `cache_dir`, or None (stream every epoch).
 
     Splits are placed in memory in the given order while they fit `budget`
-    together; the rest get files while the disk keeps DISK_HEADROOM free
+    together; the rest get files while the disk keeps `disk_headroom` free
     after them, so a huge dataset cannot fill the disk; the others, and
     splits of unknown size, stream.
     """
@@ -50,7 +48,7 @@ def plan_caches(examples: Dict[str, int], image_shape: Sequence[int], budget: in
             placed[split] = None
         elif used + size <= budget:
             placed[split], used = MEMORY, used + size
-        elif disk is None or disk - size >= DISK_HEADROOM:
+        elif disk is None or disk - size >= disk_headroom:
             placed[split] = os.path.join(cache_dir, split)
             disk = None if disk is None else disk - size
         else:

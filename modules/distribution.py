@@ -15,7 +15,7 @@ POLICIES = {"tpu": "mixed_bfloat16", "gpu": "mixed_float16", "cpu": "float32"}
 
 
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class Distribution:
     """What the Trainer runs under: a strategy, its kind, the batch and the precision."""
 
     strategy: tf.distribute.Strategy
@@ -44,7 +44,7 @@ def _tpu_strategy(address: str, resolver_factory: Callable) -> tf.distribute.Str
 def select_strategy(tpu: Optional[str], per_replica_batch: int,
                     gpus: Optional[Sequence[str]] = None,
                     resolver_factory: Callable = None,
-                    mixed_precision: bool = True) -> Plan:
+                    mixed_precision: bool = True) -> Distribution:
     """Chooses the strategy for `tpu` (an address, `local`, or None) and the visible GPUs.
 
     Args:
@@ -75,4 +75,4 @@ def select_strategy(tpu: Optional[str], per_replica_batch: int,
             strategy = tf.distribute.get_strategy()
         kind = "gpu" if any("GPU" in d.upper() for d in devices) else "cpu"
     policy = POLICIES[kind] if mixed_precision else "float32"
-    return Plan(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync, policy)
+    return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync, policy)

@@ -1,16 +1,19 @@
-"""The Trainer's settings as one typed dataclass, carried in TFX's `custom_config`.
+"""The Trainer's and Transform's settings: typed dataclasses carried in TFX's `custom_config`.
 
 Light on purpose (no TensorFlow): the planner, the compiler and `run_fn` all
-import it. `to_custom_config` / `from_custom_config` are each other's inverse,
-and the reading side rejects unknown or missing settings by name instead of
-casting an untyped dict key by key.
+import it. Both travel by components/parameters.py's one convention, which
+casts every value back to its type and names unknown or missing settings.
+pipeline/planning/plan.py builds them from the config; they hold no
+defaults of their own.
 """
 import dataclasses
-import json
 import math
 from typing import Optional
 
+from components import parameters
+
 CUSTOM_CONFIG_KEY = "trainer_params"
+TRANSFORM_CONFIG_KEY = "transform_params"
 # Keras Applications networks (modules/backbones.py), fine-tuned when pretrained.
 BACKBONE_NAMES = ("mobilenet_v2", "efficientnet_b0", "resnet50")
 # "module": the network comes from the user's --module-file (modules/user_module.py).
@@ -42,6 +45,12 @@ class TrainerParams:
     tpu: Optional[str]
     full_precision: bool
     seed: int
+    # The epoch rule, applied at run time when the train split's size is known
+    # only then (TFRecords): see epochs_for.
+    examples_budget: int
+    min_epochs: int
+    max_epochs: int
+    disk_headroom: int  # a decode cache file is written only if this much disk stays free
     # Backbones: 'imagenet', a weights file's path, or None (random init, one phase).
     weights: Optional[str] = None
     weights_sha256: Optional[str] = None  # of a local weights file: part of the cache key
@@ -66,35 +75,38 @@ class TrainerParams:
 
     def to_custom_config(self) -> dict:
         """The `custom_config` of the Trainer component (JSON-serializable)."""
-        return {CUSTOM_CONFIG_KEY: dataclasses.asdict(self)}
+        return parameters.to_custom_config(CUSTOM_CONFIG_KEY, self)
 
     @classmethod
     def from_custom_config(cls, custom_config: dict) -> "TrainerParams":
         """The inverse of to_custom_config; names what is missing or unknown."""
-        values = custom_config.get(CUSTOM_CONFIG_KEY)
-        if isinstance(values, str):  # some orchestrators hand nested values back as JSON
-            values = json.loads(values)
-        if not isinstance(values, dict):
-            raise ValueError(f"custom_config has no {CUSTOM_CONFIG_KEY!r}: {custom_config!r}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown, missing = set(values) - names, names - set(values)
-        if unknown or missing:
-            raise ValueError(f"TrainerParams: unknown {sorted(unknown)}, missing {sorted(missing)}")
-        return cls(**values)
+        return parameters.from_custom_config(cls, CUSTOM_CONFIG_KEY, custom_config)
 
 
-# Training length from the train split's size: about this many examples seen
-# in all, within [MIN_EPOCHS, MAX_EPOCHS] epochs. Small sets need many passes;
-# large ones learn enough in a few, and a laptop CPU cannot afford more.
-EXAMPLES_BUDGET = 900_000
-MIN_EPOCHS, MAX_EPOCHS = 3, 40
+@dataclasses.dataclass(frozen=True)
+class TransformParams:
+    """What `preprocessing_fn` needs: the planned image shape."""
+
+    image_size: int
+    channels: int
+
+    def to_custom_config(self) -> dict:
+        """The `custom_config` of the Transform component."""
+        return parameters.to_custom_config(TRANSFORM_CONFIG_KEY, self)
+
+    @classmethod
+    def from_custom_config(cls, custom_config: dict) -> "TransformParams":
+        """The inverse of to_custom_config."""
+        return parameters.from_custom_config(cls, TRANSFORM_CONFIG_KEY, custom_config)
 
 
-def epochs_for(train_examples: int) -> int:
-    """Epochs of the train split to train for, from its size alone."""
+def epochs_for(train_examples: int, examples_budget: int, min_epochs: int,
+               max_epochs: int) -> int:
+    """Epochs of the train split: about `examples_budget` examples seen in all, within
+    [min_epochs, max_epochs] (the numbers: pipeline/planning/rules.py)."""
     if train_examples < 1:
         raise ValueError(f"train_examples must be >= 1, got {train_examples}")
-    return min(MAX_EPOCHS, max(MIN_EPOCHS, math.ceil(EXAMPLES_BUDGET / train_examples)))
+    return min(max_epochs, max(min_epochs, math.ceil(examples_budget / train_examples)))
 
 
 def head_epochs(epochs: int, head_share: float) -> int:

@@ -15,6 +15,7 @@ import tensorflow_transform as tft
 from components.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
 from components.images import decode_images
 from modules import autograph_rules
+from modules.params import TransformParams
 
 autograph_rules.install()
 
@@ -30,12 +31,12 @@ def _dense_1d(x) -> tf.Tensor:
 
 
 def preprocessing_fn(inputs: Dict[str, Any], custom_config: Dict[str, Any]) -> Dict[str, Any]:
-    """TFT entry point; `custom_config` holds `image_size` and `channels`."""
-    size, channels = int(custom_config["image_size"]), int(custom_config["channels"])
-    images = decode_images(_dense_1d(inputs[IMAGE_KEY]), size, channels)
+    """TFT entry point; `custom_config` carries TransformParams (modules/params.py)."""
+    params = TransformParams.from_custom_config(custom_config)
+    images = decode_images(_dense_1d(inputs[IMAGE_KEY]), params.image_size, params.channels)
     # Statistics per channel, over every pixel of the analyzed split: reduce
     # over a [pixels, channels] view, since analyzers reduce over axis 0.
-    pixels = tf.reshape(images, [-1, channels])
+    pixels = tf.reshape(images, [-1, params.channels])
     mean = tft.mean(pixels, reduce_instance_dims=False)
     std = tf.maximum(tf.sqrt(tft.var(pixels, reduce_instance_dims=False)), _MIN_STD)
     return {

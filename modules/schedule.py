@@ -42,7 +42,8 @@ def training_schedule(params: TrainerParams, train_examples: int, eval_examples:
     if params.train_steps:
         epochs, steps = epoch_plan(params.train_steps)
     else:
-        epochs = params.epochs or epochs_for(train_examples)
+        epochs = params.epochs or epochs_for(train_examples, params.examples_budget,
+                                                 params.min_epochs, params.max_epochs)
         steps = steps_per_epoch(train_examples, global_batch)
     validation = params.eval_steps or max(1, math.ceil(eval_examples / global_batch))
     return Schedule(epochs, steps, validation)

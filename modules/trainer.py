@@ -19,8 +19,8 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 from tfx_bsl.public import tfxio
 
-from components.contract import (IMAGE_XF, LABEL_XF, LABELS_FILE, examples_uri_of, read_labels,
-                                 split_of, split_size)
+from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN, examples_uri_of,
+                                 read_labels, split_of, split_size)
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
@@ -164,19 +164,20 @@ def _compile(model: keras.Model, params: TrainerParams, phase: Phase) -> keras.M
 def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: int,
               classes: int, cache_dir: str, augment: Optional[Callable]):
     """(train, eval) datasets, their sizes, and where each split's decoded images are kept."""
-    sizes = {"train": _split_examples(fn_args.train_files[0]),
-             "eval": _split_examples(fn_args.eval_files[0])}
+    sizes = {TRAIN: _split_examples(fn_args.train_files[0]),
+             EVAL: _split_examples(fn_args.eval_files[0])}
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
-    caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir)
+    caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir,
+                         params.disk_headroom)
     augmentation = Augmentation(params.augment_crop, params.augment_flip,
                                 params.augment_color, params.augment_scale)
     train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
                          global_batch, True, params.seed, classes, augmentation,
-                         sizes["train"], caches["train"], augment)
+                         sizes[TRAIN], caches[TRAIN], augment)
     evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
                               global_batch, False, params.seed, classes,
-                              examples=sizes["eval"], cache=caches["eval"])
-    logging.info("decoded images kept: train %r, eval %r", caches["train"], caches["eval"])
+                              examples=sizes[EVAL], cache=caches[EVAL])
+    logging.info("decoded images kept: train %r, eval %r", caches[TRAIN], caches[EVAL])
     return train, evaluation, sizes
 
 
@@ -226,7 +227,7 @@ def run_fn(fn_args: FnArgs) -> None:
                                     os.path.basename(fn_args.model_run_dir))) as cache_dir:
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
                                              len(labels), cache_dir, augment)
-        schedule = training_schedule(params, sizes["train"], sizes["eval"], plan.global_batch)
+        schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], plan.global_batch)
         model = _build(params, plan, tft_output, len(labels), phases(params, schedule)[0],
                        module)
         started = time.perf_counter()

@@ -10,19 +10,24 @@ setup.py ships and tfx's does not. So, unless a dependency flag is given
 (TFX checks the same ones), `--setup_file` points at imagepipe's setup.py:
 Beam's DirectRunner never stages it; Flink, Spark and Dataflow workers
 install it. Dataflow runs from the pipeline image (`--sdk_container_image`,
-see kubeflow_compile.dataflow_args) and keep that instead.
+see pipeline.kubeflow.compiler.dataflow_args) and keep that instead.
 """
 from typing import List, Sequence
 
-from apache_beam.options.pipeline_options import PipelineOptions
+from pipeline.config import REPO_ROOT
 
 # tfx/utils/dependency_utils.py: any of these, set, stops TFX's packaging.
 DEPENDENCY_FLAGS = ("extra_packages", "setup_file", "requirements_file",
                     "worker_harness_container_image", "sdk_container_image")
 
 
+# imagepipe's setup.py in this checkout: the local runs' Beam dependency.
+LOCAL_SETUP_FILE = str(REPO_ROOT / "setup.py")
+
+
 def with_setup_file(beam_args: Sequence[str], setup_file: str) -> List[str]:
     """`beam_args`, plus --setup_file=`setup_file` unless a dependency flag is set."""
+    from apache_beam.options.pipeline_options import PipelineOptions  # Beam: only when called
     options = PipelineOptions(list(beam_args)).get_all_options()
     if any(options.get(flag) for flag in DEPENDENCY_FLAGS):
         return list(beam_args)

@@ -17,7 +17,7 @@ from typing import List, Optional
 
 from components.image_example_gen.readers.folder_tree import DatasetError
 from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
-from pipeline import startup
+from pipeline import commands, startup
 from pipeline.errors import PipelineFailed, UsageError
 
 EXIT_OK, EXIT_PIPELINE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -201,120 +201,6 @@ def _quiet_libraries(verbose: bool) -> None:
     absl_logging.set_verbosity(absl_logging.ERROR)
 
 
-def _check_output(path: str) -> None:
-    """Fail fast, with exit 2, if `--output` cannot be written."""
-    try:
-        os.makedirs(path, exist_ok=True)
-        probe = os.path.join(path, ".imagepipe-write-test")
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
-
-
-def _command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
-    _check_output(config.output)
-    from pipeline.run_lock import output_lock
-    with output_lock(config.output):  # refuses at once if another run holds it
-        from pipeline import local_runner  # heavy: TensorFlow, TFX, Beam load only here
-        local_runner.run(config)
-
-
-def _command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
-    _check_output(os.path.dirname(config.output) or ".")
-    from pipeline import ingest_runner  # heavy: TensorFlow and Beam load only here
-    report = ingest_runner.run_ingest(config)
-    print(ingest_runner.format_report(report, config.output))
-
-
-def _command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
-    if args.top_k < 1:
-        raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
-    if args.predict_data is not None:
-        _predict_batch(config, args)
-        return
-    if not args.images or args.predict_output is not None:
-        raise UsageError("give IMAGE... files, or --data DATA --output FILE")
-    from pipeline.predict import predict_files  # heavy: TensorFlow loads only here
-    lines, errors = predict_files(args.model, args.images, args.top_k)
-    print("\n".join(lines))
-    if errors:
-        raise UsageError(f"{errors} of {len(args.images)} image(s) could not be read or "
-                         "decoded (see above)")
-
-
-def _predict_batch(config: PipelineConfig, args: argparse.Namespace) -> None:
-    """`predict --data`: as for IMAGE..., any unreadable image makes the exit code 2."""
-    if args.images:
-        raise UsageError("--data and IMAGE... are exclusive: give one or the other")
-    if args.predict_output is None:
-        raise UsageError("--data needs --output FILE (.jsonl or .csv)")
-    from pipeline.batch_predict_io import output_kind, plan_job
-    output = _local_abspath(args.predict_output)
-    output_kind(output)  # the extension, before anything heavy loads
-    if "://" not in output:
-        _check_output(os.path.dirname(output))
-    job = plan_job(args.model, _local_abspath(args.predict_data), output, args.top_k,
-                   config.image_key)
-    from pipeline.batch_predict import run_batch_predict  # heavy: Beam loads only here
-    predicted, failed = run_batch_predict(job, config.beam_pipeline_args)
-    print(f"predicted {predicted:,} images, {failed:,} failed -> {output}")
-    if failed:
-        raise UsageError(f"{failed} of {predicted + failed} image(s) could not be read or "
-                         f"decoded (rows with an error in {output})")
-
-
-def _command_plan(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.memory_check import memory_line
-    from pipeline.plan import plan_lines
-    from pipeline.resolve import resolve_plan  # TensorFlow: hardware, model size
-    plan, memory = resolve_plan(config)
-    facts = plan.facts
-    counts = (f"train {facts.train_examples:,}, eval {facts.eval_examples:,}"
-              if facts.train_examples is not None else "split sizes known after ingestion")
-    print(f"data      {config.data}: {facts.classes or '?'} classes, {counts}")
-    print("\n".join([*plan_lines(plan), memory_line(memory)]))
-
-
-def _command_config(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.config_file import to_yaml
-    print(to_yaml(config), end="")
-
-
-def _command_runs(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.runs import format_runs, list_runs  # ML Metadata and TFMA
-    print(format_runs(list_runs(config)))
-
-
-def _command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.report.build import build_report  # heavy: TensorFlow, matplotlib
-    print(f"report    {build_report(config)}")
-
-
-def _command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.accelerators import parse_accelerator
-    accelerator = parse_accelerator(args.accelerator)
-    config = config.replace(output=args.pipeline_root)
-    dataflow = [args.dataflow_project, args.dataflow_region, args.dataflow_temp_location]
-    if any(dataflow) and not all(dataflow):
-        raise UsageError("--dataflow-project, --dataflow-region and --dataflow-temp-location "
-                         "go together")
-    from pipeline import kubeflow_compile  # heavy: TFX and kfp load only here
-    if all(dataflow):
-        config = config.replace(beam_args=" ".join(
-            kubeflow_compile.dataflow_args(*dataflow, image=args.image)))
-    path = args.output_file or f"{config.pipeline_name}-{args.target}." + (
-        "yaml" if args.target == "kubeflow" else "json")
-    kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator)
-    print(kubeflow_compile.summary_line(path, args.target))
-
-
-COMMANDS = {"run": _command_run, "ingest": _command_ingest, "compile": _command_compile,
-            "report": _command_report, "runs": _command_runs, "config": _command_config,
-            "predict": _command_predict, "plan": _command_plan}
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point; returns the process exit code."""
     startup.prepare()  # before TensorFlow or TFX is imported
@@ -328,10 +214,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as e:
         parser.exit(EXIT_BAD_INPUT, f"imagepipe: error: {e}\n")
     _quiet_libraries(config.verbose)
-    config = config.replace(output=_local_abspath(config.output),
-                            data=_local_abspath(config.data))
+    config = config.replace(output=commands.local_abspath(config.output),
+                            data=commands.local_abspath(config.data))
     try:
-        COMMANDS[args.command](config, args)
+        commands.COMMANDS[args.command](config, args)
     except (UsageError, DatasetError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -342,11 +228,6 @@ def main(argv: Optional[List[str]] = None) -> int:
                                    "the traceback and library logs)"), file=sys.stderr)
         return EXIT_PIPELINE_FAILED
     return EXIT_OK
-
-
-def _local_abspath(path: str) -> str:
-    """Absolute local paths, so TFX artifacts do not depend on the cwd; URLs unchanged."""
-    return path if "://" in path else os.path.abspath(path)
 
 
 if __name__ == "__main__":

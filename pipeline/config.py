@@ -8,7 +8,7 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Type, TypeVar
 
 from components.contract import IMAGE_KEY, LABEL_KEY
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
@@ -24,11 +24,9 @@ DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 # (each re-importing TensorFlow) cost more than they save; ingestion encodes
 # on every core anyway (bench/ingest; measured: docs/performance.md).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
-# `imagepipe predict --data`: images per call of the serving_image signature.
-# Each is decoded at full size inside the call before the resize, so the
-# batch bounds memory for large photos; Beam adapts up to it from 1.
-BATCH_PREDICT_MAX_BATCH = 64
-BATCH_PREDICT_PROGRESS_SECONDS = 10.0  # a progress line at most this often
+
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -37,10 +35,6 @@ class ConfigError(ValueError):
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 _NAME_RULE = "must be letters, digits, '-' and '_' (no '/', '.' or spaces)"
-# `imagepipe compile` only: KFP's stricter rule for pipeline names
-# (kfp.compiler's _validate_pipeline_name).
-KFP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
-KFP_NAME_RULE = "KFP needs lowercase letters, digits and dashes, starting with a letter or digit"
 
 
 def _field(default, help_text: str, **kwargs):
@@ -218,23 +212,34 @@ class PipelineConfig:
         """`beam_args` split as a shell would."""
         return shlex.split(self.beam_args)
 
+    def settings_for(self, settings: Type[T], **derived) -> T:
+        """A stage's settings dataclass: each field named like a config field takes the
+        config's value, `derived` gives the others (and may override); a field that
+        neither names is an error, so a new setting cannot be forgotten on the way."""
+        own = {f.name for f in dataclasses.fields(self)}
+        names = [f.name for f in dataclasses.fields(settings)]
+        missing = [n for n in names if n not in derived and n not in own]
+        if missing:
+            raise TypeError(f"{settings.__name__}: no config field or derived value for "
+                            f"{missing}")
+        return settings(**{n: derived[n] if n in derived else getattr(self, n)
+                           for n in names})
+
     def ingest_options(self) -> IngestOptions:
         """The reader settings, for ImageExampleGen and `imagepipe ingest`."""
-        return IngestOptions(format=self.format, strict=self.strict,
-                             max_pixels=self.max_pixels, image_key=self.image_key,
-                             label_key=self.label_key, eval_percent=self.eval_percent)
+        return self.settings_for(IngestOptions)
 
     def push_settings(self) -> PushSettings:
         """What the Pusher is told: the TFLite flags and the serving check's settings."""
-        return PushSettings(tflite_dir=self.tflite_dir, quantize=self.quantize,
-                            parity_tolerance=self.tflite_tolerance, **SERVING_CHECK)
+        return self.settings_for(PushSettings, tflite_dir=self.tflite_dir,
+                                 parity_tolerance=self.tflite_tolerance, **SERVING_CHECK)
 
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
 
-# The fields a training plan fills when the user leaves them unset (pipeline/plan.py).
+# The fields a training plan fills when the user leaves them unset (pipeline/planning/plan.py).
 PLANNED = ("image_size", "channels", "model", "batch_size", "epochs", "learning_rate",
            "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
            "augment_flip", "augment_color", "accuracy_threshold")
@@ -272,19 +277,6 @@ def config_fields():
     return dataclasses.fields(PipelineConfig)
 
 
-# --- The training plan's rules (pipeline/plan.py applies them) ---------------
-# Small grayscale images at most this side get the cnn, and it never trains
-# larger: its Flatten->Dense layer grows with the square of the side.
-CNN_MAX_SIDE = 64
-# The photo model's largest side per hardware: a CPU epoch costs about the
-# square of the side (docs/training.md has the measured trade-off).
-PHOTO_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 192, "tpu": 224}
-WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
-# Decoded splits up to this size (and this share of the memory limit) stay
-# in memory after the first epoch; larger ones are cached in a file.
-DECODE_CACHE_BYTES = 1 << 30
-DECODE_CACHE_SHARE = 8
-
 # The Pusher's warmup records and serving check (components/image_pusher/push.py).
 SERVING_CHECK = {
     "warmup_records": 100,  # eval images, one request each; TF Serving replays at most 1,000
@@ -294,59 +286,3 @@ SERVING_CHECK = {
     "atol": 1e-4,  # REST answers vs the Evaluator's signature, per probability
     "timeout_s": 600,  # a load that hangs fails the check instead of the run
 }
-
-_THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a failed one "
-                  "well below (docs/training.md)")
-_THRESHOLD_PHOTO = ("a photo model trained from scratch on a few thousand photos lands "
-                    "above it, a failed one below; many or hard classes may need "
-                    "--accuracy-threshold (docs/training.md)")
-# Batch per replica: the largest of these (multiples of 8, as TPUs need) that
-# still gives an epoch MIN_STEPS_PER_EPOCH steps; a few hundred images at 64
-# would make a handful of steps an epoch, too few for warmup or early stopping.
-BATCH_SIZES = (64, 32, 16, 8)
-MIN_STEPS_PER_EPOCH = 10
-# Per planned training setting: (value, why) for the cnn, then for the photo model.
-_PLAN_ROWS = (
-    ("learning_rate", (1e-3, "Adam's usual 1e-3 for the cnn"),
-     (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)")),
-    ("early_stopping_patience", (5, "stop after 5 epochs without a better val_loss"),
-     (8, "stop after 8 epochs without a better val_loss")),
-    ("label_smoothing", (0.0, "none for the cnn"), (0.1, "0.1: photos' labels are noisy")),
-    ("augment_crop", (2, "digits and scans: pad by 2 px and crop back"),
-     (0, "resized crops instead")),
-    ("augment_scale", (0.0, "no resized crops for digits"),
-     (0.25, "photos: random resized crops keeping >= 25% of the area")),
-    ("augment_flip", (False, "no flips: digits and text are not mirror-symmetric"),
-     (True, "photos are mirror-symmetric")),
-    ("augment_color", (0.0, "no colour change for grayscale digits"),
-     (0.2, "photos: brightness/contrast up to 20%")),
-    ("accuracy_threshold", (0.9, _THRESHOLD_CNN), (0.7, _THRESHOLD_PHOTO)),
-)
-PLAN_DEFAULTS = {"cnn": {name: cnn for name, cnn, _ in _PLAN_ROWS},
-                 "photo": {name: photo for name, _, photo in _PLAN_ROWS}}
-PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
-PLAN_DEFAULTS["backbone"] = {
-    **PLAN_DEFAULTS["photo"],
-    "learning_rate": (1e-3, "Adam's 1e-3 for the new head; fine-tuning runs at "
-                      "FINE_TUNE_LR_FACTOR of it"),
-    "early_stopping_patience": (3, "stop a phase after 3 epochs without a better val_loss"),
-    "accuracy_threshold": (0.8, "pretrained backbones fine-tuned on a few thousand photos "
-                           "land well above it (TensorFlow's tutorials: 90-98%); a "
-                           "failed load or fine-tune lands below"),
-}
-# Pretrained backbones (--weights imagenet or a file): a first phase trains the
-# new head alone for this share of the epochs, then the backbone's top blocks
-# train too, at this fraction of the learning rate (a tenth, as TensorFlow's
-# transfer-learning tutorial does), so they move without forgetting.
-FINE_TUNE_HEAD_SHARE = 1 / 3
-FINE_TUNE_LR_FACTOR = 0.1
-# Pretrained features need far fewer passes than training from scratch.
-FINE_TUNE_MAX_EPOCHS = 12
-# A backbone's largest side per hardware (ImageNet weights exist for 96-224 px).
-BACKBONE_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 224, "tpu": 224}
-# Training must fit in this share of the memory limit; the rest is headroom
-# for TensorFlow's allocator and other processes.
-MEMORY_SHARE = 0.8
-# What a Trainer process holds besides the model: TensorFlow, TFX, Beam and
-# the input pipeline's buffers (docs/training.md compares it with measured peaks).
-TRAINER_BASE_BYTES = 1_500_000_000

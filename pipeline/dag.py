@@ -24,19 +24,16 @@ from tfx.types.channel import Channel
 
 from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
-from components.contract import LABEL_KEY, PROBABILITIES, SERVING_DEFAULT
+from components import contract as ids
+from components.contract import EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, TRAIN
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
-from pipeline.beam_deps import with_setup_file
-from pipeline.config import REPO_ROOT, PipelineConfig
-from pipeline.plan import Plan
+from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
+from pipeline.config import PipelineConfig
+from pipeline.planning.plan import Plan
 
-# Components are addressed by these ids in MLMD, summary.json and logs.
-COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
-                 "Transform", "Trainer", "latest_blessed_model_resolver", "Evaluator",
-                 "Pusher")
 # How each target finds the last blessed model:
 #   mlmd:   a resolver querying ML Metadata, skipping the candidate (local runs);
 #   vertex: TFX's stock LatestBlessedModelStrategy resolver, the only kind (with
@@ -44,16 +41,14 @@ COMPONENT_IDS = ("ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValida
 #   pushed: the newest version in the push destination (open-source KFP, which
 #           cannot run resolvers); see components/pushed_baseline/latest.py.
 BASELINES = ("mlmd", "vertex", "pushed")
-BASELINE_ID = "latest_blessed_model_resolver"
 PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
 RUN_FN = "modules.trainer.run_fn"
-LOCAL_SETUP_FILE = str(REPO_ROOT / "setup.py")
 
 
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """Accuracy must reach the threshold, and not fall below the baseline's minus tolerance.
 
-    `config` is a planned one (pipeline/plan.py), so its threshold is resolved.
+    `config` is a planned one (pipeline/planning/plan.py), so its threshold is resolved.
 
     The thresholds bind the overall slice only. Per-class slices are computed
     for reporting; thresholding them too would let one hard class veto a
@@ -94,37 +89,39 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
             model=Channel(type=model_type),
             model_blessing=Channel(type=blessing_type))
     elif kind == "pushed":
-        # Not a resolver, so not named like one.
         return PushedBaseline(candidate=trainer.outputs["model"],
-                              serving_dir=config.serving_dir).with_id("pushed_baseline")
+                              serving_dir=config.serving_dir).with_id(ids.PUSHED_BASELINE_ID)
     else:
         raise ValueError(f"baseline must be one of {BASELINES}, got {kind!r}")
-    return node.with_id(BASELINE_ID)
+    return node.with_id(ids.BASELINE_ID)
 
 
 def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
-    """The components in execution order, from a resolved plan (pipeline/plan.py)."""
+    """The components in execution order, from a resolved plan (pipeline/planning/plan.py)."""
     config = plan.config
-    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options())
+    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options()
+                                 ).with_id(ids.EXAMPLE_GEN_ID)
     # Sketch-based top-k/uniques: TFDV's exact ones count every distinct value
     # of every bytes feature through a group-by, and each encoded image is a
     # distinct value, so memory grew with the data; sketches grow far less
     # (measured: docs/performance.md).
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"],
-        stats_options=tfdv.StatsOptions(use_sketch_based_topk_uniques=True))
+        stats_options=tfdv.StatsOptions(use_sketch_based_topk_uniques=True)
+    ).with_id(ids.STATISTICS_GEN_ID)
     schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                           infer_feature_shape=True)
+                           infer_feature_shape=True).with_id(ids.SCHEMA_GEN_ID)
     example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
+    ).with_id(ids.EXAMPLE_VALIDATOR_ID)
     transform = Transform(
         examples=example_gen.outputs["examples"], schema=schema_gen.outputs["schema"],
         preprocessing_fn=PREPROCESSING_FN, materialize=False,
         # StatisticsGen already profiled the raw data; Transform's own pre/post
         # statistics would cost a second pass over every image.
         disable_statistics=True,
-        splits_config=transform_pb2.SplitsConfig(analyze=["train"]),
-        custom_config={"image_size": config.image_size, "channels": config.channels})
+        splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
+        custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
     trainer = Trainer(
         run_fn=RUN_FN,
         examples=example_gen.outputs["examples"],
@@ -132,20 +129,20 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         schema=schema_gen.outputs["schema"],
         # Steps and epochs travel in TrainerParams: the Trainer sizes epochs on
         # the train split it actually gets.
-        train_args=trainer_pb2.TrainArgs(splits=["train"]),
-        eval_args=trainer_pb2.EvalArgs(splits=["eval"]),
-        custom_config=plan.trainer_params().to_custom_config())
+        train_args=trainer_pb2.TrainArgs(splits=[TRAIN]),
+        eval_args=trainer_pb2.EvalArgs(splits=[EVAL]),
+        custom_config=plan.trainer_params().to_custom_config()).with_id(ids.TRAINER_ID)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
-        example_splits=["eval"]).with_id("Evaluator")
+        example_splits=[EVAL]).with_id(ids.EVALUATOR_ID)
     pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
         examples=example_gen.outputs["examples"], settings=config.push_settings(),
-    ).with_id("Pusher")
+    ).with_id(ids.PUSHER_ID)
     return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
             baseline, evaluator, pusher]
 

@@ -26,6 +26,16 @@ tf.config.set_logical_device_configuration(
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+TIERS = ("unit", "integration", "slow")
+
+
+def pytest_collection_modifyitems(items):
+    """A test marked neither `integration` nor `slow` is a `unit` test (pytest.ini)."""
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.unit)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def no_tfx_self_packaging():
     """Fails any in-process TFX Beam run that would package TFX into /tmp.

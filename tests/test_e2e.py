@@ -11,7 +11,7 @@ from PIL import Image
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from pipeline.dag import COMPONENT_IDS
+from components.contract import COMPONENT_IDS
 
 pytestmark = pytest.mark.slow
 RESOLVER = "latest_blessed_model_resolver"  # resolvers re-query MLMD on every run, by design

@@ -14,9 +14,10 @@ from tfx.components.trainer.fn_args_utils import DataAccessor
 from tfx_bsl.public import tfxio
 
 from components.contract import IMAGE_KEY, LABEL_KEY
+from modules.params import TransformParams
 from modules.preprocessing import preprocessing_fn
 from pipeline.config import PipelineConfig
-from pipeline.ingest_runner import run_ingest
+from pipeline.local.ingest import run_ingest
 
 SIZE = 8
 RAW_SPEC = {IMAGE_KEY: tf.io.FixedLenFeature([1], tf.string),
@@ -50,7 +51,7 @@ def transform(pattern: str, temp: str, out: str, channels: int) -> None:
     schema = schema_utils.schema_from_feature_spec(RAW_SPEC)
     source = tfxio.TFExampleRecord(file_pattern=pattern, schema=schema)
     fn = lambda inputs: preprocessing_fn(  # noqa: E731
-        inputs, {"image_size": SIZE, "channels": channels})
+        inputs, TransformParams(SIZE, channels).to_custom_config())
     with tft_beam.Context(temp_dir=temp, force_tf_compat_v1=False):
         with beam.Pipeline() as pipeline:
             raw = pipeline | source.BeamSource()

@@ -9,10 +9,11 @@ from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
 from tfx.types import channel, standard_artifacts, standard_component_specs
 
+from components.contract import EVAL, TRAIN
 from components.image_example_gen import executor
 from components.image_example_gen.driver import ImageExampleGenDriver
 from components.image_example_gen.options import IngestOptions
-from components.parameters import execution_parameters, to_exec_properties
+from components.parameters import encode, execution_parameters
 
 
 class ImageExampleGenSpec(standard_component_specs.FileBasedExampleGenSpec):
@@ -44,13 +45,13 @@ class ImageExampleGen(base_beam_component.BaseBeamComponent):
         input_config = example_gen_pb2.Input(splits=[
             example_gen_pb2.Input.Split(name="all", pattern="*")])
         output_config = example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
-            example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=options.buckets[0]),
-            example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=100 - options.buckets[0]),
+            example_gen_pb2.SplitConfig.Split(name=TRAIN, hash_buckets=options.buckets[0]),
+            example_gen_pb2.SplitConfig.Split(name=EVAL, hash_buckets=100 - options.buckets[0]),
         ]))
         spec = ImageExampleGenSpec(
             input_base=input_base, input_config=input_config, output_config=output_config,
             output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
             output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
             examples=channel.Channel(type=standard_artifacts.Examples),
-            **to_exec_properties(options))
+            **encode(options))
         super().__init__(spec=spec)

@@ -20,7 +20,7 @@ from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
-from components.parameters import from_exec_properties
+from components.parameters import decode
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
@@ -32,7 +32,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         """Lists the data once, runs the Beam ingestion, checks it, writes labels.txt."""
         examples = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.EXAMPLES_KEY])
-        options = from_exec_properties(IngestOptions, exec_properties)
+        options = decode(IngestOptions, exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         listing = list_dataset(root, options)
         record_input_without_driver(examples, exec_properties)

@@ -9,7 +9,7 @@ from tfx.types.component_spec import ChannelParameter
 
 from components.image_pusher import executor
 from components.image_pusher.settings import PushSettings
-from components.parameters import execution_parameters, to_exec_properties
+from components.parameters import encode, execution_parameters
 
 
 class ImagePusherSpec(standard_component_specs.PusherSpec):
@@ -41,6 +41,6 @@ class ImagePusher(base_component.BaseComponent):
                  examples: Optional[types.BaseChannel], settings: PushSettings):
         spec = ImagePusherSpec(
             model=model, model_blessing=model_blessing, examples=examples,
-            push_destination=push_destination, **to_exec_properties(settings),
+            push_destination=push_destination, **encode(settings),
             pushed_model=types.Channel(type=standard_artifacts.PushedModel))
         super().__init__(spec=spec)

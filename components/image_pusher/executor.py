@@ -16,8 +16,9 @@ from tfx.utils import proto_utils
 
 from components.image_pusher.push import push
 from components.image_pusher.settings import PushSettings
-from components.image_pusher.tree_copy import copy_tree
-from components.parameters import from_exec_properties
+from components.storage.tree_copy import copy_tree
+from components import tfx_internals
+from components.parameters import decode
 
 
 # The optional input with the examples: eval split for parity, train for int8 calibration.
@@ -31,11 +32,11 @@ class Executor(pusher_executor.Executor):
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
         """Checks the blessing, then pushes; records the outcome on the PushedModel."""
-        self._log_startup(input_dict, output_dict, exec_properties)
+        tfx_internals.log_startup(self, input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.PUSHED_MODEL_KEY])
         if not self.CheckBlessing(input_dict):
-            self._MarkNotPushed(model_push)
+            tfx_internals.mark_not_pushed(self, model_push)
             return
         destination = pusher_pb2.PushDestination()
         proto_utils.json_to_proto(
@@ -46,17 +47,17 @@ class Executor(pusher_executor.Executor):
                            input_dict[standard_component_specs.MODEL_KEY]).uri,
                        destination.filesystem.base_directory,
                        artifact_utils.get_single_instance(examples).uri if examples else None,
-                       from_exec_properties(PushSettings, exec_properties))
+                       decode(PushSettings, exec_properties))
         model_push.set_string_custom_property("serving_check",
-                                              json.dumps(outcome["serving_check"]))
-        if not outcome["pushed"]:
-            self._MarkNotPushed(model_push)
+                                              json.dumps(outcome.serving_check))
+        if not outcome.pushed:
+            tfx_internals.mark_not_pushed(self, model_push)
             return
-        tflite = outcome["tflite"]
+        tflite = outcome.tflite
         if tflite is not None:
-            model_push.set_string_custom_property("tflite_destination", tflite["path"] or "")
+            model_push.set_string_custom_property("tflite_destination", tflite.path or "")
             model_push.set_string_custom_property(
-                "tflite_parity", json.dumps({**tflite["parity"], "reason": tflite["reason"]}))
+                "tflite_parity", json.dumps({**tflite.parity, "reason": tflite.reason}))
         copy_tree(model_path, model_push.uri)
-        self._MarkPushed(model_push, pushed_destination=outcome["serving_path"],
-                         pushed_version=str(outcome["version"]))
+        tfx_internals.mark_pushed(self, model_push, outcome.serving_path,
+                                  str(outcome.version))

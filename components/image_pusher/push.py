@@ -5,6 +5,7 @@ the warmup file is written, so its TensorFlow import and the check itself
 overlap the TFLite conversion; nothing is published until the check has
 passed, and the TFLite version waits for the SavedModel's.
 """
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -17,26 +18,48 @@ from components.image_pusher.serving_check import ServingCheck
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.tflite_push import discard, publish_tflite, stage_tflite
 from components.image_pusher.tflite_push import push_tflite
-from components.image_pusher.versions import next_version, publish, pushed_version_of
+from components.versions import next_version, publish, pushed_version_of
+
+
+@dataclasses.dataclass(frozen=True)
+class TFLiteOutcome:
+    """The TFLite push: its version folder (None if refused), the parity gate, and why."""
+
+    path: Optional[str]
+    parity: dict  # tflite.parity(): accuracies, drop, ok
+    reason: str
+
+    @classmethod
+    def of(cls, result: Optional[dict]) -> Optional["TFLiteOutcome"]:
+        return None if result is None else cls(result.get("path"), result["parity"],
+                                               result["reason"])
+
+
+@dataclasses.dataclass(frozen=True)
+class PushOutcome:
+    """What one push did; the executor records it on the PushedModel."""
+
+    pushed: bool
+    serving_path: Optional[str]
+    version: Optional[int]
+    serving_check: dict  # the check's verdict and figures, recorded as JSON verbatim
+    tflite: Optional[TFLiteOutcome]  # None without settings.tflite_dir or examples
 
 
 def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str],
-         settings: PushSettings) -> dict:
-    """Pushes a blessed model; returns what happened.
-
-    {"pushed": bool, "serving_path", "version", "serving_check": {...},
-     "tflite": {"path", "parity", "reason"} or None}; no TFLite version
-    without `settings.tflite_dir`.
-    """
+         settings: PushSettings) -> PushOutcome:
+    """Pushes a blessed model; returns what happened (no TFLite version without
+    `settings.tflite_dir`)."""
     tflite = settings if settings.tflite_dir else None
     version = pushed_version_of(base, model_uri)  # an interrupted earlier push
     if version is not None:
         serving_path = os.path.join(base, str(version))
         write_serving_configs(os.path.dirname(base))
-        return {"pushed": True, "serving_path": serving_path, "version": version,
-                "serving_check": {"ok": True, "reason": "kept the version an interrupted "
-                                                        "earlier push published"},
-                "tflite": _tflite_again(model_path, examples_uri, tflite, version)}
+        return PushOutcome(True, serving_path, version,
+                           {"ok": True, "reason": "kept the version an interrupted earlier "
+                                                  "push published"},
+                           TFLiteOutcome.of(_tflite_again(model_path, examples_uri, tflite,
+                                                          version)))
     version = next_version(base)
     server = ServingCheck()
     staged, workdir = None, tempfile.mkdtemp(prefix="imagepipe-push-")
@@ -50,16 +73,14 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
         result = server.result(settings.timeout_s)
         result["warmup_records"] = len(logs)
         if not result["ok"]:
-            return {"pushed": False, "serving_path": None, "version": None,
-                    "serving_check": result, "tflite": None}
+            return PushOutcome(False, None, None, result, None)
         with open(warmup_path, "rb") as f:
             serving_path = publish(model_path, base, version, source_uri=model_uri,
                                    files={warmup.WARMUP_FILE: f.read()})
         write_serving_configs(os.path.dirname(base))
         published = publish_tflite(staged, settings.tflite_dir, version) if staged else None
         staged = None
-        return {"pushed": True, "serving_path": serving_path, "version": version,
-                "serving_check": result, "tflite": published}
+        return PushOutcome(True, serving_path, version, result, TFLiteOutcome.of(published))
     finally:
         server.cancel()
         if staged:

@@ -8,7 +8,7 @@ path or edit base_path.
 """
 import os
 
-from components.image_pusher.versions import is_local
+from components.versions import is_local
 
 # Conservative defaults for CPU serving of small images; tune per deployment.
 BATCHING_CONFIG = """max_batch_size { value: 32 }

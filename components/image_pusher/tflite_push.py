@@ -10,7 +10,7 @@ import tensorflow as tf
 from components.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TRAIN, read_labels,
                                  split_dir)
 from components.image_pusher import tflite
-from components.image_pusher.versions import is_complete, publish
+from components.versions import is_complete, publish
 
 REPRESENTATIVE_IMAGES = 200
 

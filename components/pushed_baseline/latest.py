@@ -11,7 +11,7 @@ cached re-run then compares against the model blessed before it.
 import os
 from typing import Optional
 
-from components.image_pusher.versions import is_complete, provenance, versions
+from components.versions import is_complete, provenance, versions
 
 
 def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:

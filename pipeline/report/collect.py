@@ -11,8 +11,8 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.contract import EVAL, IMAGE_KEY, LABEL_KEY, split_dir
-from pipeline import summary as run_summary
+from components.contract import EVAL, IMAGE_KEY, LABEL_KEY, TRAINER_ID, TRANSFORM_ID, split_dir
+from pipeline.report import metadata
 from pipeline.config import PipelineConfig
 
 MAX_EVAL = 512  # eval images predicted for the gallery: enough to find mistakes, quick
@@ -23,13 +23,13 @@ MAX_SAMPLE_CLASSES = 20
 
 def artifact_uris(config: PipelineConfig) -> Dict[str, str]:
     """{artifact type name: uri} of the latest run's Trainer and Transform outputs."""
-    store = run_summary.open_store(config)
-    nodes = run_summary.latest_run(store, config.pipeline_name)
+    store = metadata.open_store(config)
+    nodes = metadata.latest_run(store, config.pipeline_name)
     uris = {}
-    for node in ("Transform", "Trainer"):
+    for node in (TRANSFORM_ID, TRAINER_ID):
         if node in nodes:
             uris.update({name: artifact.uri for name, artifact in
-                         run_summary.outputs(store, nodes[node]).items()})
+                         metadata.outputs(store, nodes[node]).items()})
     return uris
 
 

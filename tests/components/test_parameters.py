@@ -1,10 +1,13 @@
-"""The one parameter convention: settings dataclasses as typed ExecutionParameters."""
+"""The one settings convention: dataclasses as typed ExecutionParameters or custom_config."""
 import dataclasses
+import json
 from typing import Optional, Tuple
 
 import pytest
 
-from components.parameters import execution_parameters, from_exec_properties, to_exec_properties
+from components.parameters import (decode, encode, execution_parameters, from_custom_config,
+                                   to_custom_config)
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,14 +27,33 @@ def test_every_field_becomes_a_primitive_typed_parameter():
         "strict": (int, False), "sizes": (str, False), "folder": (str, True)}
 
 
-def test_settings_round_trip_through_exec_properties():
+def test_settings_round_trip_through_primitives():
     settings = Settings("a", 3, 0.5, True, (8, 32), None)
-    props = to_exec_properties(settings)
+    props = encode(settings)
     assert props == {"name": "a", "count": 3, "share": 0.5, "strict": 1, "sizes": "8,32"}
-    assert from_exec_properties(Settings, props) == settings
-    assert from_exec_properties(Settings, {**props, "folder": "/x"}).folder == "/x"
+    assert decode(Settings, props) == settings
+    assert decode(Settings, {**props, "folder": "/x"}).folder == "/x"
+
+
+def test_values_are_cast_back_to_their_field_types():
+    # KFP's v2 entrypoint hands integers over as floats.
+    settings = decode(Settings, {"name": "a", "count": 3.0, "share": 1, "strict": 1.0,
+                                 "sizes": "8"})
+    assert (settings.count, type(settings.count), settings.share, settings.strict) == \
+        (3, int, 1.0, True)
 
 
 def test_a_missing_required_parameter_is_named():
     with pytest.raises(KeyError, match="count"):
-        from_exec_properties(Settings, {"name": "a", "share": 0.5, "strict": 0, "sizes": ""})
+        decode(Settings, {"name": "a", "share": 0.5, "strict": 0, "sizes": ""})
+
+
+def test_custom_config_round_trip_names_unknown_keys_and_reads_json():
+    settings = Settings("a", 3, 0.5, False, (), "/f")
+    config = to_custom_config("s", settings)
+    assert from_custom_config(Settings, "s", config) == settings
+    assert from_custom_config(Settings, "s", {"s": json.dumps(config["s"])}) == settings
+    with pytest.raises(KeyError, match="unknown settings \\['typo'\\]"):
+        from_custom_config(Settings, "s", {"s": {**config["s"], "typo": 1}})
+    with pytest.raises(KeyError, match="no 's'"):
+        from_custom_config(Settings, "s", {})

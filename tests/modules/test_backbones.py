@@ -12,6 +12,8 @@ from modules.backbones import (BACKBONES, BackboneInput, WeightsError, backbone_
                                unfreeze_top)
 from modules.params import BACKBONE_NAMES
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 MEAN, STD = np.array([0.40, 0.45, 0.50]), np.array([0.20, 0.25, 0.30])
 PREPROCESS = {"mobilenet_v2": keras.applications.mobilenet_v2.preprocess_input,
               "resnet50": keras.applications.resnet50.preprocess_input,

@@ -7,6 +7,8 @@ from modules import distribution as strategy_module
 from modules.model import build_cnn, compile_model
 from modules.distribution import select_strategy
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 class _FakeTPU:
     """Stands in for TPUClusterResolver, the cluster calls and TPUStrategy; records calls."""

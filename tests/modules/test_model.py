@@ -9,6 +9,8 @@ import tf_keras as keras
 from modules.model import (HISTOGRAM_SUMMARY, IMAGE_SUMMARY, build_cnn, build_resnet,
                            compile_model)
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 def _toy(shape, seed=0):
     rng = np.random.default_rng(seed)

@@ -10,7 +10,10 @@ from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
 from components.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
 from components.images import decode_images
+from modules.params import TransformParams
 from modules.preprocessing import preprocessing_fn
+
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 
 def _images(make_image, tmp_path, specs):
@@ -48,7 +51,7 @@ def test_preprocessing_fn_normalizes_per_channel_with_tft(make_image, tmp_path, 
         IMAGE_KEY: tf.io.FixedLenFeature([1], tf.string),
         LABEL_KEY: tf.io.FixedLenFeature([1], tf.int64)}))
     fn = functools.partial(preprocessing_fn,
-                           custom_config={"image_size": 6, "channels": channels})
+                           custom_config=TransformParams(6, channels).to_custom_config())
     with tft_beam.Context(temp_dir=str(tmp_path / "tft"), force_tf_compat_v1=False):
         (rows, _), _ = (raw, metadata) | tft_beam.AnalyzeAndTransformDataset(fn)
     images = np.stack([r[IMAGE_XF] for r in rows])

@@ -4,7 +4,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from modules.params import MAX_EPOCHS, MIN_EPOCHS, TrainerParams, epochs_for
+from modules.params import TrainerParams, epochs_for
+from pipeline.planning.rules import EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS
 from modules.schedule import WarmupCosine, epoch_plan, learning_rate, training_schedule
 
 PARAMS = TrainerParams(
@@ -12,7 +13,9 @@ PARAMS = TrainerParams(
     optimizer="adam", learning_rate=2e-3, warmup_epochs=1.0, early_stopping_patience=8,
     label_smoothing=0.1, augment_crop=0, augment_scale=0.25, augment_flip=True,
     augment_color=0.2, cache_bytes=1 << 30, steps_per_execution=1,
-    tensorboard_update_freq=100, tpu=None, full_precision=False, seed=0)
+    tensorboard_update_freq=100, tpu=None, full_precision=False, seed=0,
+        examples_budget=900_000, min_epochs=3, max_epochs=40,
+        disk_headroom=2 << 30)
 
 
 @pytest.mark.parametrize("steps, plan", [(400, (10, 40)), (30, (10, 3)), (25, (5, 5)),
@@ -29,7 +32,7 @@ def test_epoch_plan_rejects_zero_steps():
 @pytest.mark.parametrize("examples, epochs", [(800, MAX_EPOCHS), (2_495, MAX_EPOCHS),
                                               (60_000, 15), (300_000, MIN_EPOCHS)])
 def test_epochs_follow_the_train_split_size(examples, epochs):
-    assert epochs_for(examples) == epochs
+    assert epochs_for(examples, EXAMPLES_BUDGET, MIN_EPOCHS, MAX_EPOCHS) == epochs
 
 
 def test_schedule_sizes_epochs_on_the_actual_split():
@@ -65,7 +68,7 @@ def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():
 def test_params_round_trip_through_custom_config_and_refuse_unknown_keys():
     config = PARAMS.to_custom_config()
     assert TrainerParams.from_custom_config(config) == PARAMS
-    with pytest.raises(ValueError, match="unknown \\['typo'\\]"):
+    with pytest.raises(KeyError, match="unknown settings \\['typo'\\]"):
         TrainerParams.from_custom_config(
             {"trainer_params": {**config["trainer_params"], "typo": 1}})
     with pytest.raises(ValueError, match="model must be one of"):

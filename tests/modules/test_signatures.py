@@ -1,6 +1,8 @@
 """Exported signatures: one preprocessing for training and serving, and they all agree."""
 import json
 
+import pytest
+
 import numpy as np
 import tensorflow as tf
 import tf_keras as keras
@@ -10,6 +12,8 @@ from components.contract import IMAGE_KEY
 from modules.model import build_cnn
 from modules.signatures import export
 from modules.trainer import make_dataset
+
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 LABELS = [f"class {i}" for i in range(8 * 8 * 3)]  # enough for an identity "model"
 

@@ -10,6 +10,8 @@ from modules.decode_cache import MEMORY
 from modules.model import build_cnn, compile_model
 from modules.trainer import backup_dir
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 def _fn_args(tmp_path, execution, **config):
     return tfx.components.FnArgs(
@@ -105,7 +107,8 @@ def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transfo
     from modules.decode_cache import plan_caches, remove_caches
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     with remove_caches(str(tmp_path / "cache")) as cache_dir:
-        caches = plan_caches({"train": 7}, [8, 8, 3], budget=1, cache_dir=cache_dir)
+        caches = plan_caches({"train": 7}, [8, 8, 3], budget=1, cache_dir=cache_dir,
+                             disk_headroom=0)
         assert caches["train"] == str(tmp_path / "cache" / "train")
         dataset = trainer.make_dataset(*args, shuffle=True, seed=0, num_classes=3, examples=7,
                                        cache=caches["train"])
@@ -146,7 +149,9 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
         optimizer="adam", learning_rate=1e-2, warmup_epochs=0.0, early_stopping_patience=2,
         label_smoothing=0.0, augment_crop=0, augment_scale=0.0, augment_flip=False,
         augment_color=0.0, cache_bytes=0, steps_per_execution=1, tensorboard_update_freq=100,
-        tpu=None, full_precision=True, seed=0)
+        tpu=None, full_precision=True, seed=0,
+        examples_budget=900_000, min_epochs=3, max_epochs=40,
+        disk_headroom=2 << 30)
     run_dir = tmp_path / "trainer" / "model_run" / "1"
     fn_args = types.SimpleNamespace(model_run_dir=str(run_dir), train_files=["t"],
                                     eval_files=["e"], transform_output="x", train_steps=0,
@@ -169,15 +174,17 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
 
 
 def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_path):
-    from modules.decode_cache import DISK_HEADROOM, MEMORY, free_disk_bytes, plan_caches
+    from modules.decode_cache import MEMORY, free_disk_bytes, plan_caches
+    from pipeline.planning.rules import DISK_HEADROOM
     free = free_disk_bytes(str(tmp_path / "cache"))  # not created yet: its parent's disk
     image = 64 * 64 * 3 * 4
     fits = (free - DISK_HEADROOM) // image // 2
     caches = plan_caches({"train": fits, "eval": 10, "huge": 2 * fits + 10}, [64, 64, 3],
-                         budget=10 * image, cache_dir=str(tmp_path / "cache"))
+                         budget=10 * image, cache_dir=str(tmp_path / "cache"),
+                         disk_headroom=DISK_HEADROOM)
     assert caches == {"train": str(tmp_path / "cache" / "train"), "eval": MEMORY,
                       "huge": None}
-    assert plan_caches({"train": 10 ** 9}, [64, 64, 3], 0, "gs://b/cache") == {
+    assert plan_caches({"train": 10 ** 9}, [64, 64, 3], 0, "gs://b/cache", DISK_HEADROOM) == {
         "train": "gs://b/cache/train"}  # remote: no local disk to check
 
 

@@ -6,8 +6,10 @@ from tfx.utils import dependency_utils
 
 from pipeline.beam_deps import with_setup_file
 from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
-from pipeline.dag import LOCAL_SETUP_FILE, create_pipeline
-from pipeline.plan import DataFacts, make_plan
+from pipeline.beam_deps import LOCAL_SETUP_FILE
+from pipeline.dag import create_pipeline
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.plan import make_plan
 
 
 def test_adds_the_setup_file_only_when_no_dependency_flag_is_given():

@@ -46,6 +46,7 @@ def _assert_one_line_error(result, *words):
         assert word in result.stderr
 
 
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_missing_data_exits_2_naming_the_path(tmp_path):
     missing = tmp_path / "nope"
     result = _imagepipe("run", "--data", str(missing), "--output", str(tmp_path / "out"))
@@ -53,6 +54,7 @@ def test_missing_data_exits_2_naming_the_path(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_data_without_images_exits_2(tmp_path):
     (tmp_path / "data" / "cats").mkdir(parents=True)
     (tmp_path / "data" / "cats" / "readme.txt").write_text("no images here")
@@ -115,6 +117,7 @@ def test_compile_refuses_what_a_cluster_could_not_run(extra, words):
     _assert_one_line_error(_imagepipe(*COMPILE, *extra), *words)
 
 
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_compile_writes_the_spec_and_says_where(tmp_path):
     out = tmp_path / "spec.yaml"
     result = _imagepipe(*COMPILE, "--data", "gs://b/d", "--image-size", "8", "--channels", "1",
@@ -149,6 +152,7 @@ def predict_folder(tmp_path, exported_model):
     (["--output", "{tmp}/p.csv", "{folder}/0.png"], ["IMAGE...", "--data DATA --output"]),
     (["--data", "{folder}", "--output", "{folder}/0.png/p.csv"], ["--output", "not writable"]),
 ])
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_predict_data_usage_errors_exit_2_naming_the_flag(tmp_path, exported_model,
                                                            predict_folder, args, words):
     args = [a.format(folder=predict_folder, tmp=tmp_path) for a in args]
@@ -157,6 +161,7 @@ def test_predict_data_usage_errors_exit_2_naming_the_flag(tmp_path, exported_mod
     assert not list(tmp_path.glob("p.*"))
 
 
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_predict_data_writes_every_row_and_exits_2_if_any_image_failed(tmp_path,
                                                                        exported_model,
                                                                        predict_folder):
@@ -173,6 +178,7 @@ def test_predict_data_writes_every_row_and_exits_2_if_any_image_failed(tmp_path,
     assert sorted("error" in row for row in rows) == [False, False, False, True]
 
 
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_predict_image_files_still_prints_a_line_per_image(exported_model, predict_folder):
     result = _imagepipe("predict", "--model", exported_model.model_dir, "--top-k", "1",
                         str(predict_folder / "0.png"))

@@ -8,7 +8,7 @@ def test_defaults_point_at_the_bundled_digits():
     config = PipelineConfig()
     assert DEFAULT_DATA.endswith("data/mnist_1k/png")
     assert config.output == "outputs"
-    # Left to the training plan (pipeline/plan.py) unless given.
+    # Left to the training plan (pipeline/planning/plan.py) unless given.
     assert all(getattr(config, name) is None for name in PLANNED)
     assert config.train_steps is None and config.eval_steps is None
 

@@ -5,8 +5,10 @@ import pytest
 
 from modules.params import TrainerParams
 from pipeline.config import PipelineConfig
-from pipeline.dag import COMPONENT_IDS, create_components, create_pipeline, eval_config
-from pipeline.plan import DataFacts, make_plan
+from components.contract import COMPONENT_IDS
+from pipeline.dag import create_components, create_pipeline, eval_config
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.plan import make_plan
 
 DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
 
@@ -30,7 +32,7 @@ def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
     transform = {c.id: c for c in create_components(planned(config, photos))}["Transform"]
     props = transform.exec_properties
     assert "transformed_examples" not in transform.outputs
-    assert json.loads(props["custom_config"]) == {"image_size": 32, "channels": 3}
+    assert json.loads(props["custom_config"]) == {"transform_params": {"image_size": 32, "channels": 3}}
     assert '"analyze": [\n    "train"\n  ]' in props["splits_config"]
 
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from pipeline.errors import UsageError
-from pipeline.run_lock import output_lock
+from pipeline.local.lock import output_lock
 
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
 
@@ -15,7 +15,7 @@ SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
 def test_a_held_lock_refuses_and_a_released_one_is_taken(tmp_path):
     with output_lock(str(tmp_path)):
         child = subprocess.run(
-            [sys.executable, "-c", "import sys; from pipeline.run_lock import output_lock\n"
+            [sys.executable, "-c", "import sys; from pipeline.local.lock import output_lock\n"
              "try:\n    output_lock(sys.argv[1]).__enter__()\nexcept Exception as e:\n"
              "    print(e)", str(tmp_path)], capture_output=True, text=True, timeout=60)
         assert f"another imagepipe run is using it (pid {os.getpid()}" in child.stdout

@@ -4,6 +4,10 @@ import pathlib
 import subprocess
 import time
 
+import pytest
+
+pytestmark = pytest.mark.integration  # runs scripts/install.sh
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = REPO / "scripts" / "install.sh"
 

@@ -12,13 +12,14 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from components.contract import EVAL, TRAIN
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 
 CHUNK = 10_000
 # IDX type codes (third magic byte) and their big-endian dtypes.
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
-_IDX_SPLITS = (("train", "train"), ("eval", "t10k"))
-NPZ_KEYS = (("train", "x_train", "y_train"), ("eval", "x_test", "y_test"))
+_IDX_SPLITS = ((TRAIN, "train"), (EVAL, "t10k"))
+NPZ_KEYS = ((TRAIN, "x_train", "y_train"), (EVAL, "x_test", "y_test"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +108,7 @@ def list_idx(root: str) -> Listing:
         max_label = max(max_label, int(labels.max()) if len(labels) else -1)
         units += _chunks("idx", images_name, images_name, labels_name, len(labels), split,
                          images.shape[1:])
-    if not units or units[0].split != "train":
+    if not units or units[0].split != TRAIN:
         raise DatasetError(f"--data {root}: expected train-images-idx3-ubyte[.gz] and "
                            "train-labels-idx1-ubyte[.gz] (t10k-* for eval)")
     if len({u.split for u in units}) == 1:  # no t10k files: hash-split train

@@ -8,6 +8,8 @@ import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
+from components.contract import EVAL, TRAIN
+
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
 TRAIN_DIR = "train"
 # Folders that can hold the eval split, in order of preference.
@@ -128,7 +130,7 @@ def split_dirs(root: str) -> Optional[Dict[str, str]]:
     eval_dirs = [d for d in EVAL_DIRS if d in names]
     if TRAIN_DIR not in names or not eval_dirs:
         return None
-    return {"train": TRAIN_DIR, "eval": eval_dirs[0]}
+    return {TRAIN: TRAIN_DIR, EVAL: eval_dirs[0]}
 
 
 def _check_root(root: str) -> None:

@@ -1,6 +1,7 @@
 """Detect a dataset's format and list it, before anything is read in Beam."""
 import os
 
+from components.contract import TRAIN
 from components.image_example_gen.readers.arrays import list_idx, list_npz
 from components.image_example_gen.readers.folder_tree import (
     DatasetError,
@@ -22,7 +23,7 @@ def detect_format(root: str) -> str:
         names = os.listdir(root)
         splits = split_dirs(root)
         if splits:
-            names += os.listdir(os.path.join(root, splits["train"]))
+            names += os.listdir(os.path.join(root, splits[TRAIN]))
     lowered = [os.path.basename(n).lower() for n in names]
     if any("-idx3-ubyte" in n for n in lowered):
         return "idx"

@@ -1,6 +1,8 @@
 """ImageExampleGen under LocalDagRunner: unchanged data is a cache hit, a moved file a miss."""
 import shutil
 
+import pytest
+
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
@@ -8,7 +10,9 @@ from tfx import v1 as tfx
 from components.image_example_gen.component import ImageExampleGen
 from pipeline.beam_deps import with_setup_file
 from pipeline.config import PipelineConfig
-from pipeline.dag import LOCAL_SETUP_FILE
+from pipeline.beam_deps import LOCAL_SETUP_FILE
+
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 
 def _run(data, out):

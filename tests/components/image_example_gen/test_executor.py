@@ -13,6 +13,8 @@ from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.executor import Executor
 from pipeline.config import PipelineConfig
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 def _run_executor(input_base, out_dir, **options):
     options.setdefault("eval_percent", 50)

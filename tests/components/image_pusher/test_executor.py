@@ -4,15 +4,19 @@ import json
 import os
 import shutil
 
+import pytest
+
 from tfx.types import standard_artifacts, standard_component_specs
 from tfx.proto import pusher_pb2
 from tfx.utils import proto_utils
 
 from components.image_pusher.executor import EXAMPLES_KEY, Executor
-from components.image_pusher.versions import provenance
+from components.versions import provenance
 from components.image_pusher.warmup import WARMUP_FILE
-from components.parameters import to_exec_properties
+from components.parameters import encode
 from pipeline.config import PipelineConfig
+
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
@@ -40,7 +44,7 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
                                        quantize="int8", parity_tolerance=0.01)
     properties = {standard_component_specs.PUSH_DESTINATION_KEY:
                   proto_utils.proto_to_json(destination),
-                  **to_exec_properties(settings)}
+                  **encode(settings)}
     Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
     return pushed
 

@@ -10,6 +10,8 @@ from components.image_pusher import warmup
 from components.image_pusher.serving_check import ServingCheck
 from components.image_pusher.serving_worker import rest_predict
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 @pytest.fixture(scope="module")
 def warmup_file(exported_model, tmp_path_factory):

@@ -10,6 +10,8 @@ from components.image_pusher import tflite
 from components.image_pusher.tflite_push import push_tflite
 from modules.model import build_cnn, compile_model
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 def _data(seed=0, count=96):
     rng = np.random.default_rng(seed)
@@ -103,7 +105,7 @@ def test_bad_settings_are_refused():
 def _examples_artifact(tmp_path, make_image):
     """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
     from pipeline.config import PipelineConfig
-    from pipeline.ingest_runner import run_ingest
+    from pipeline.local.ingest import run_ingest
     for i in range(12):
         make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(8, 8), mode="L", seed=i)
     out = tmp_path / "examples"

@@ -1,5 +1,5 @@
 """The Kubeflow target's baseline: the newest complete push that is not the candidate's."""
-from components.image_pusher.versions import publish
+from components.versions import publish
 from components.pushed_baseline.latest import latest_other_than
 
 

@@ -5,6 +5,8 @@ from PIL import Image
 
 from pipeline.report import charts
 
+pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+
 
 def _pixels(path) -> np.ndarray:
     with Image.open(path) as image:

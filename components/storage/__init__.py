@@ -1,0 +1,1 @@
+"""Storage shared by every stage: copying trees of files, local or object store."""

@@ -1,0 +1,129 @@
+"""What each `imagepipe` subcommand does, once pipeline/cli.py has parsed its flags.
+
+Heavy libraries (TensorFlow, TFX, Beam, kfp) load inside the handler that
+needs them, so `--help` and bad flags answer at once.
+"""
+import argparse
+import os
+
+from pipeline.config import PipelineConfig
+from pipeline.errors import UsageError
+
+
+def _check_output(path: str) -> None:
+    """Fail fast, with exit 2, if `--output` cannot be written."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".imagepipe-write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
+
+
+def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_output(config.output)
+    from pipeline.local.lock import output_lock
+    with output_lock(config.output):  # refuses at once if another run holds it
+        from pipeline.local import runner as local_runner  # heavy: TensorFlow, TFX, Beam load only here
+        local_runner.run(config)
+
+
+def command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_output(os.path.dirname(config.output) or ".")
+    from pipeline.local import ingest as ingest_runner  # heavy: TensorFlow and Beam load only here
+    report = ingest_runner.run_ingest(config)
+    print(ingest_runner.format_report(report, config.output))
+
+
+def command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
+    if args.top_k < 1:
+        raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
+    if args.predict_data is not None:
+        _predict_batch(config, args)
+        return
+    if not args.images or args.predict_output is not None:
+        raise UsageError("give IMAGE... files, or --data DATA --output FILE")
+    from pipeline.prediction.predict import predict_files  # heavy: TensorFlow loads only here
+    lines, errors = predict_files(args.model, args.images, args.top_k)
+    print("\n".join(lines))
+    if errors:
+        raise UsageError(f"{errors} of {len(args.images)} image(s) could not be read or "
+                         "decoded (see above)")
+
+
+def _predict_batch(config: PipelineConfig, args: argparse.Namespace) -> None:
+    """`predict --data`: as for IMAGE..., any unreadable image makes the exit code 2."""
+    if args.images:
+        raise UsageError("--data and IMAGE... are exclusive: give one or the other")
+    if args.predict_output is None:
+        raise UsageError("--data needs --output FILE (.jsonl or .csv)")
+    from pipeline.prediction.batch_io import output_kind, plan_job
+    output = local_abspath(args.predict_output)
+    output_kind(output)  # the extension, before anything heavy loads
+    if "://" not in output:
+        _check_output(os.path.dirname(output))
+    job = plan_job(args.model, local_abspath(args.predict_data), output, args.top_k,
+                   config.image_key)
+    from pipeline.prediction.batch import run_batch_predict  # heavy: Beam loads only here
+    predicted, failed = run_batch_predict(job, config.beam_pipeline_args)
+    print(f"predicted {predicted:,} images, {failed:,} failed -> {output}")
+    if failed:
+        raise UsageError(f"{failed} of {predicted + failed} image(s) could not be read or "
+                         f"decoded (rows with an error in {output})")
+
+
+def command_plan(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.planning.memory import memory_line
+    from pipeline.planning.plan import plan_lines
+    from pipeline.planning.resolve import resolve_plan  # TensorFlow: hardware, model size
+    plan, memory = resolve_plan(config)
+    facts = plan.facts
+    counts = (f"train {facts.train_examples:,}, eval {facts.eval_examples:,}"
+              if facts.train_examples is not None else "split sizes known after ingestion")
+    print(f"data      {config.data}: {facts.classes or '?'} classes, {counts}")
+    print("\n".join([*plan_lines(plan), memory_line(memory)]))
+
+
+def command_config(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.config_file import to_yaml
+    print(to_yaml(config), end="")
+
+
+def command_runs(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.report.runs import format_runs, list_runs  # ML Metadata and TFMA
+    print(format_runs(list_runs(config)))
+
+
+def command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.report.build import build_report  # heavy: TensorFlow, matplotlib
+    print(f"report    {build_report(config)}")
+
+
+def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.kubeflow.accelerators import parse_accelerator
+    accelerator = parse_accelerator(args.accelerator)
+    config = config.replace(output=args.pipeline_root)
+    dataflow = [args.dataflow_project, args.dataflow_region, args.dataflow_temp_location]
+    if any(dataflow) and not all(dataflow):
+        raise UsageError("--dataflow-project, --dataflow-region and --dataflow-temp-location "
+                         "go together")
+    from pipeline.kubeflow import compiler as kubeflow_compile  # heavy: TFX and kfp load only here
+    if all(dataflow):
+        config = config.replace(beam_args=" ".join(
+            kubeflow_compile.dataflow_args(*dataflow, image=args.image)))
+    path = args.output_file or f"{config.pipeline_name}-{args.target}." + (
+        "yaml" if args.target == "kubeflow" else "json")
+    kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator)
+    print(kubeflow_compile.summary_line(path, args.target))
+
+
+COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_compile,
+            "report": command_report, "runs": command_runs, "config": command_config,
+            "predict": command_predict, "plan": command_plan}
+
+
+def local_abspath(path: str) -> str:
+    """Absolute local paths, so TFX artifacts do not depend on the cwd; URLs unchanged."""
+    return path if "://" in path else os.path.abspath(path)

@@ -1,0 +1,169 @@
+"""`imagepipe compile`: the same DAG as `imagepipe run`, for Kubeflow Pipelines or Vertex AI.
+
+kubeflow: a bare PipelineSpec YAML at schema 2.1.0 (all the open-source KFP
+  API server accepts), with no resolver executors (it cannot run them; the
+  baseline comes from the push destination, components/pushed_baseline), and
+  GKE node selectors in a second YAML document, KFP's Kubernetes platform spec.
+vertex: a PipelineJob JSON (same schema); Vertex runs TFX's latest-blessed-model
+  resolver.
+
+Nothing is uploaded and no cloud storage is read: user code is in the image
+and referenced by dotted paths, and the image shape comes from local data or
+--image-size/--channels.
+"""
+import json
+import os
+import re
+import tempfile
+from typing import List, Optional
+
+import yaml
+
+from pipeline.kubeflow.accelerators import Accelerator
+from components.contract import TRAINER_ID
+from pipeline.config import PipelineConfig
+from pipeline.errors import UsageError
+
+TARGETS = ("kubeflow", "vertex")
+# The image's WORKDIR (kubeflow/Dockerfile), where setup.py is copied; see
+# pipeline/beam_deps.py for why Beam is told about it.
+CONTAINER_SETUP_FILE = "/imagepipe/setup.py"
+# TFX's container entrypoint, and ours, which restores the input artifact types
+# open-source KFP empties before handing over to it (see pipeline/kubeflow/entrypoint.py).
+TFX_ENTRYPOINT = ["python", "-m",
+                  "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"]
+# KFP's stricter rule for pipeline names
+# (kfp.compiler's _validate_pipeline_name).
+KFP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
+KFP_NAME_RULE = "KFP needs lowercase letters, digits and dashes, starting with a letter or digit"
+KUBEFLOW_ENTRYPOINT = ["python", "-m", "pipeline.kubeflow.entrypoint"]
+
+
+def dataflow_args(project: str, region: str, temp_location: str, image: str) -> List[str]:
+    """Beam options that move ingestion, statistics, Transform and evaluation to Dataflow.
+
+    The workers run the pipeline image too (`sdk_container_image`): the DoFns
+    import imagepipe's code.
+    """
+    return ["--runner=DataflowRunner", f"--project={project}", f"--region={region}",
+            f"--temp_location={temp_location}", f"--sdk_container_image={image}",
+            "--experiments=use_runner_v2"]
+
+
+def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
+    """The training plan for the cluster's hardware, from local data or the shape flags.
+
+    Memory is not checked here: the Trainer's node is not this machine.
+    """
+    from pipeline.planning import rules
+    from pipeline.planning.model_source import read_source
+    from pipeline.planning.data_facts import DataFacts
+    from pipeline.planning.plan import make_plan
+    source = read_source(config)  # the module file's text travels in the spec
+    if source.weights_sha256:  # a file on this machine, which no cluster pod can read
+        raise UsageError(f"--weights {config.weights}: a local file, which the cluster's "
+                         "Trainer cannot read; copy it to gs:// and pass that path")
+    hardware = accelerator.kind if accelerator else "cpu"
+    budget = rules.DECODE_CACHE_BYTES * rules.DECODE_CACHE_SHARE
+    if "://" in config.data or not os.path.exists(config.data):
+        if not (config.image_size and config.channels):
+            raise UsageError(f"--data {config.data} is not on this machine, so its image size "
+                             "cannot be read at compile time (compiling reads no cloud "
+                             "storage): give --image-size and --channels")
+        side = config.image_size
+        facts = DataFacts(None, None, None, side, side, side, config.channels)
+        return make_plan(config, facts, hardware, budget, source)
+    from pipeline.planning.resolve import read_data_facts
+    return make_plan(config, read_data_facts(config), hardware, budget, source)
+
+
+def _resources(accelerator: Accelerator, target: str):
+    """The Trainer container's resource request (KFP PipelineSpec ResourceSpec)."""
+    from kfp.pipeline_spec import pipeline_spec_pb2
+    resource_spec = pipeline_spec_pb2.PipelineDeploymentConfig.PipelineContainerSpec.ResourceSpec
+    # Open-source KFP copies the type verbatim into the pod's resources.limits;
+    # Vertex expects its own accelerator names.
+    kind = accelerator.resource if target == "kubeflow" else accelerator.vertex_type()
+    return resource_spec(accelerator=resource_spec.AcceleratorConfig(
+        type=kind, count=accelerator.count))
+
+
+def _platform_spec(executor_label: str, accelerator: Accelerator) -> dict:
+    """KFP's Kubernetes platform spec (the YAML's second document): node selectors."""
+    return {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {
+        executor_label: {"nodeSelector": {"labels": accelerator.node_selector()}}}}}}}
+
+
+def compile_pipeline(config: PipelineConfig, target: str, image: str, output_file: str,
+                     accelerator: Optional[Accelerator] = None) -> str:
+    """Writes the compiled pipeline to `output_file`; returns its path."""
+    if target not in TARGETS:
+        raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if not KFP_NAME.match(config.pipeline_name):
+        raise UsageError(f"--pipeline-name {config.pipeline_name!r}: {KFP_NAME_RULE}")
+    if accelerator and accelerator.kind == "tpu":
+        if target == "vertex":
+            raise UsageError("--accelerator tpu:... is for --target kubeflow (GKE TPU node "
+                             "pools); Vertex pipeline steps take GPUs here")
+        config = config.replace(tpu="local")  # the TPU VM the Trainer's pod lands on
+    plan = _plan(config, accelerator)
+    from tfx import v1 as tfx  # heavy: after the checks above
+
+    from pipeline.dag import create_pipeline
+    pipeline = create_pipeline(plan, config.beam_pipeline_args,
+                               baseline_kind="pushed" if target == "kubeflow" else "vertex",
+                               setup_file=CONTAINER_SETUP_FILE)
+    if accelerator:
+        trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
+        trainer.with_platform_config(_resources(accelerator, target))
+    suffix = ".yaml" if target == "kubeflow" else ".json"
+    with tempfile.TemporaryDirectory() as staging:
+        runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
+            config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+                default_image=image, use_pipeline_spec_2_1=True),
+            output_dir=staging, output_filename="pipeline" + suffix)
+        runner.run(pipeline, write_out=True)
+        with open(os.path.join(staging, "pipeline" + suffix)) as f:
+            text = f.read()
+    if target == "kubeflow":
+        text = _finish_kubeflow(text, accelerator, config.pipeline_root)
+    os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
+    with open(output_file, "w") as f:
+        f.write(text)
+    return output_file
+
+
+def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str) -> str:
+    """Checks the spec has no resolver; points its containers at our entrypoint; sets
+    defaultPipelineRoot; appends the platform spec for node selectors.
+
+    TFX writes the root only into a PipelineJob (Vertex). Without it in the
+    PipelineSpec, open-source KFP puts the artifacts of a run submitted
+    without a root under the cluster's default root, not --pipeline-root.
+    """
+    spec = yaml.safe_load(text)
+    executors = spec["deploymentSpec"]["executors"]
+    resolvers = [label for label, executor in executors.items() if "resolver" in executor]
+    if resolvers:  # a bug here, not a user error: open-source KFP would fail at run time
+        raise RuntimeError(f"resolver executors in the kubeflow target: {resolvers}")
+    for executor in executors.values():
+        if executor["container"]["command"] == TFX_ENTRYPOINT:
+            executor["container"]["command"] = KUBEFLOW_ENTRYPOINT
+    spec["defaultPipelineRoot"] = pipeline_root
+    text = yaml.safe_dump(spec, sort_keys=False)
+    if not accelerator:
+        return text
+    label = spec["root"]["dag"]["tasks"][TRAINER_ID]["componentRef"]["name"]
+    executor_label = spec["components"][label]["executorLabel"]
+    return text.rstrip("\n") + "\n---\n" + yaml.safe_dump(
+        _platform_spec(executor_label, accelerator), sort_keys=False)
+
+
+def summary_line(path: str, target: str) -> str:
+    """What `imagepipe compile` prints."""
+    with open(path) as f:
+        first = (next(yaml.safe_load_all(f)) if target == "kubeflow" else json.load(f))
+    spec = first if target == "kubeflow" else first["pipelineSpec"]
+    tasks = spec["root"]["dag"]["tasks"]
+    return (f"compiled {spec['pipelineInfo']['name']} for {target}: {len(tasks)} steps, "
+            f"schema {spec['schemaVersion']} -> {path}")

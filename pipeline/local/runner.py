@@ -1,0 +1,60 @@
+"""Run the pipeline on this machine with TFX's LocalDagRunner, then summarize it."""
+import dataclasses
+import sys
+import time
+import traceback
+
+from tfx.orchestration.local.local_dag_runner import LocalDagRunner
+
+from pipeline.report import metadata, summary
+from pipeline.report.console import format_summary
+from pipeline.config import PipelineConfig
+from pipeline.errors import PipelineFailed
+from pipeline.planning.memory import memory_line
+from pipeline.dag import create_pipeline
+from pipeline.planning.plan import plan_lines
+from pipeline.local.progress import component_lines
+from pipeline.planning.resolve import resolve_plan
+
+
+def run(config: PipelineConfig) -> dict:
+    """Runs the whole pipeline; writes and returns the summary.
+
+    Raises:
+      DatasetError: the data is missing or holds no images (checked before
+        anything runs).
+      UsageError: the planned training cannot fit in memory (checked before
+        anything runs).
+      PipelineFailed: a component failed; names it.
+    """
+    plan, memory = resolve_plan(config)
+    print("\n".join([*plan_lines(plan), memory_line(memory)]), flush=True)
+    config = plan.config
+    tfx_pipeline = create_pipeline(plan, config.beam_pipeline_args)
+    start = time.time()
+    try:
+        with component_lines(lambda node: metadata.was_cached(config, node)):
+            LocalDagRunner().run(tfx_pipeline)
+    except Exception as e:  # Any component error: report which one failed.
+        raise PipelineFailed(metadata.failed_component(config), e) from e
+    result = summary.build_summary(config, total_seconds=time.time() - start)
+    result["plan"] = {**plan.to_json(), "memory": {
+        **dataclasses.asdict(memory), "total_bytes": memory.total_bytes,
+        "allowed_bytes": memory.allowed_bytes}}
+    result["model_source"] = plan.source.to_json()
+    summary.write_summary(config, result)
+    print(format_summary(result))
+    _report(config)
+    return result
+
+
+def _report(config: PipelineConfig) -> None:
+    """The HTML report; the run itself succeeded, so a report failure is a warning."""
+    from pipeline.report.build import build_report
+    try:
+        print(f"report    {build_report(config)}")
+    except Exception as e:  # noqa: BLE001  (any failure: say so, keep the run's result)
+        if config.verbose:
+            traceback.print_exc()
+        print(f"warning   the report could not be written: {type(e).__name__}: {e}",
+              file=sys.stderr)

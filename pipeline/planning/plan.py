@@ -1,0 +1,257 @@
+"""The training plan: every setting the user left unset, chosen from the data and hardware.
+
+    imagepipe plan --data ~/photos       # prints the plan; trains nothing
+
+`make_plan` is pure: (config, data facts, hardware) -> a Plan whose config has
+every planned field filled, and a reason for each. A flag the user gave is
+never changed; its reason says so. The rules' numbers live in
+pipeline/planning/rules.py.
+"""
+import dataclasses
+from typing import Dict, List, Optional
+
+from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
+                            head_epochs, steps_per_epoch)
+from pipeline.config import PLANNED, PipelineConfig
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning import rules
+from pipeline.planning.model_source import NO_WEIGHTS, ModelSource
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A resolved config, why each planned value was chosen, and what it was chosen from."""
+
+    config: PipelineConfig
+    reasons: Dict[str, str]
+    facts: DataFacts
+    hardware: str  # "cpu", "gpu" or "tpu"
+    cache_bytes: int
+    source: ModelSource = ModelSource("builtin", None)
+
+    @property
+    def fine_tunes(self) -> bool:
+        """A pretrained backbone: head first, then the top blocks."""
+        return self.source.kind == "backbone" and self.source.weights != NO_WEIGHTS
+
+    def trainer_params(self) -> TrainerParams:
+        """The Trainer's typed settings (its custom_config): the config's fields of the
+        same name, and what the plan derives."""
+        c, s = self.config, self.source
+        return c.settings_for(
+            TrainerParams, epochs=None if c.train_steps else c.epochs,
+            warmup_epochs=rules.WARMUP_EPOCHS, cache_bytes=self.cache_bytes,
+            examples_budget=rules.EXAMPLES_BUDGET, min_epochs=rules.MIN_EPOCHS,
+            max_epochs=rules.MAX_EPOCHS, disk_headroom=rules.DISK_HEADROOM,
+            weights=None if s.weights in (None, NO_WEIGHTS) else s.weights,
+            weights_sha256=s.weights_sha256,
+            head_share=rules.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
+            fine_tune_lr_factor=rules.FINE_TUNE_LR_FACTOR if self.fine_tunes else 1.0,
+            module_file=s.path, module_source=s.text, module_sha256=s.sha256)
+
+    def transform_params(self) -> TransformParams:
+        """Transform's typed settings (its custom_config)."""
+        return self.config.settings_for(TransformParams)
+
+    def to_json(self) -> dict:
+        """summary.json's `plan`: each planned value, and why."""
+        values = {name: getattr(self.config, name) for name in PLANNED}
+        values.update(train_steps=self.config.train_steps, hardware=self.hardware,
+                      steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
+                      warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine")
+        if self.fine_tunes and self.config.epochs:
+            head = head_epochs(self.config.epochs, rules.FINE_TUNE_HEAD_SHARE)
+            values["phases"] = {"head_epochs": head,
+                                "fine_tune_epochs": self.config.epochs - head,
+                                "fine_tune_learning_rate": self.fine_tune_learning_rate}
+        return {"values": values, "reasons": dict(self.reasons),
+                "data": dataclasses.asdict(self.facts)}
+
+    @property
+    def fine_tune_learning_rate(self) -> float:
+        return self.config.learning_rate * rules.FINE_TUNE_LR_FACTOR
+
+    def steps_per_epoch(self) -> Optional[int]:
+        """Steps in one epoch on one replica, when the train split's size is known."""
+        n = self.facts.train_examples
+        return steps_per_epoch(n, self.config.batch_size) if n else None
+
+
+def _given(config: PipelineConfig, name: str) -> bool:
+    return getattr(config, name) is not None
+
+
+def _choose_model(config: PipelineConfig, facts: DataFacts, channels: int):
+    if config.module_file:
+        return MODULE, f"your module file's build_model ({config.module_file})"
+    if _given(config, "model"):
+        return config.model, "given (--model)"
+    return _builtin_for(facts, channels)
+
+
+def _builtin_for(facts: DataFacts, channels: int):
+    """The built-in model for this data (a module file takes its training defaults)."""
+    if channels == 1 and facts.side <= rules.CNN_MAX_SIDE:
+        return "cnn", (f"small grayscale images ({facts.side} px): the Cloud TPU MNIST "
+                       "example's CNN")
+    kind = "RGB" if channels == 3 else f"large ({facts.side} px) grayscale"
+    return "photo", (f"{kind} images: the photo model (inverted residuals, global pooling; "
+                     "its weights do not grow with the image)")
+
+
+def _defaults_family(model: str, facts: DataFacts, channels: int, fine_tunes: bool) -> str:
+    """Which PLAN_DEFAULTS (and size rule) apply: a module file follows the data."""
+    if model == MODULE:
+        return _builtin_for(facts, channels)[0]
+    if model in BACKBONE_NAMES:
+        return "backbone" if fine_tunes else "photo"
+    return model
+
+
+def _choose_size(config: PipelineConfig, facts: DataFacts, model: str, hardware: str):
+    if _given(config, "image_size"):
+        return config.image_size, "given (--image-size)"
+    if model in BACKBONE_NAMES:
+        cap = rules.BACKBONE_SIZE_BY_HARDWARE[hardware]
+        size = max(32, min(cap, facts.side) // 32 * 32)
+        return size, (f"{model} on {hardware.upper()}: {cap} px at most; data's most common "
+                      f"side {facts.side} px")
+    if model == "cnn":
+        size = min(facts.side, rules.CNN_MAX_SIDE)
+        why = "the data's most common side" if size == facts.side else \
+            f"the cnn's Dense layer grows with the image; capped at {size}"
+        return size, f"{why} (most common {facts.side} px, median {facts.side_median})"
+    cap = rules.PHOTO_SIZE_BY_HARDWARE[hardware]
+    # Multiples of 32 divide evenly through the photo model's five stride-2 stages.
+    size = max(32, min(cap, facts.side) // 32 * 32)
+    return size, (f"photo model on {hardware.upper()}: {cap} px at most (training cost grows "
+                  f"with the square of the side); data's most common side {facts.side} px, "
+                  f"median {facts.side_median}, largest {facts.side_max}")
+
+
+def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
+    if _given(config, "train_steps"):
+        return None, f"--train-steps {config.train_steps} given: exactly that many steps"
+    if _given(config, "epochs"):
+        return config.epochs, "given (--epochs)"
+    if facts.train_examples is None:
+        return None, "from the train split's size once ingested (TFRecords are counted then)"
+    epochs = epochs_for(facts.train_examples, rules.EXAMPLES_BUDGET, rules.MIN_EPOCHS,
+                        rules.MAX_EPOCHS)
+    why = (f"{facts.train_examples:,} train images: about {rules.EXAMPLES_BUDGET:,} "
+           f"examples in all, within {rules.MIN_EPOCHS}-{rules.MAX_EPOCHS} epochs")
+    if fine_tunes and epochs > rules.FINE_TUNE_MAX_EPOCHS:
+        return rules.FINE_TUNE_MAX_EPOCHS, (f"{why}; pretrained features need fewer: "
+                                               f"at most {rules.FINE_TUNE_MAX_EPOCHS}")
+    return epochs, why
+
+
+def _choose_batch(config: PipelineConfig, facts: DataFacts):
+    if _given(config, "batch_size"):
+        return config.batch_size, "given (--batch-size)"
+    # An exact --train-steps keeps the full batch: "N steps of 64" stays so.
+    train = None if _given(config, "train_steps") else facts.train_examples
+    for batch in rules.BATCH_SIZES:
+        if train is None or train // batch >= rules.MIN_STEPS_PER_EPOCH:
+            break
+    if train is None or batch == rules.BATCH_SIZES[0]:
+        return batch, f"{batch} per replica (a multiple of 8, as TPUs need)"
+    return batch, (f"{batch} per replica: at least {rules.MIN_STEPS_PER_EPOCH} steps an "
+                   f"epoch where possible on {train:,} train images (a multiple of 8)")
+
+
+def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
+              memory_limit: int, source: Optional[ModelSource] = None) -> Plan:
+    """Fills every planned field the user left unset; see the module docstring.
+
+    `source` is pipeline.planning.model_source.read_source(config) (file I/O, done before).
+    """
+    reasons, values = {}, {}
+    source = source or ModelSource("builtin", config.model)
+    fine_tunes = source.kind == "backbone" and source.weights != NO_WEIGHTS
+    values["channels"], reasons["channels"] = (
+        (config.channels, "given (--channels)") if _given(config, "channels") else
+        (facts.channels, f"what most sampled images have ({facts.channels})"))
+    values["model"], reasons["model"] = _choose_model(config, facts, values["channels"])
+    family = _defaults_family(values["model"], facts, values["channels"], fine_tunes)
+    model_defaults = rules.PLAN_DEFAULTS[family]
+    values["image_size"], reasons["image_size"] = _choose_size(
+        config, facts, values["model"] if values["model"] in BACKBONE_NAMES else family,
+        hardware)
+    values["epochs"], reasons["epochs"] = _choose_epochs(config, facts, fine_tunes)
+    values["batch_size"], reasons["batch_size"] = _choose_batch(config, facts)
+    for name, (value, why) in model_defaults.items():
+        if _given(config, name):
+            values[name], reasons[name] = getattr(config, name), f"given (--{_flag(name)})"
+        else:
+            values[name], reasons[name] = value, why
+    resolved = config.replace(**values)
+    cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
+    if source.kind == "builtin":
+        source = dataclasses.replace(source, name=values["model"])
+    return Plan(resolved, reasons, facts, hardware, cache, source)
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def plan_lines(plan: Plan) -> List[str]:
+    """The run header: each planned value and why, a line each."""
+    c, r = plan.config, plan.reasons
+    steps = plan.steps_per_epoch()
+    length = (f"{c.train_steps} steps" if c.train_steps else
+              f"{c.epochs} epochs" + (f" of {steps} steps" if steps else "")
+              if c.epochs else "epochs from the train split")
+    lines = [
+        f"plan      {plan.hardware.upper()}; model {c.model}: {r['model']}",
+        f"          image {c.image_size}x{c.image_size}x{c.channels}: {r['image_size']}",
+        f"          batch {c.batch_size}: {r['batch_size']}",
+        f"          {length}: {r['epochs']}",
+        f"          learning rate {c.learning_rate:g}, warmup {rules.WARMUP_EPOCHS:g} "
+        f"epoch then cosine; early stopping on val_loss after "
+        f"{c.early_stopping_patience} epochs without improvement, best weights kept"
+        if c.early_stopping_patience else
+        f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping",
+        f"          augmentation: {_augmentation_text(c, plan.source)}; "
+        f"label smoothing {c.label_smoothing:g}",
+        f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
+    ]
+    return lines[:1] + _source_lines(plan) + lines[1:4] + _phase_lines(plan) + lines[4:]
+
+
+def _source_lines(plan: Plan) -> List[str]:
+    """The network's origin, and for a pretrained backbone its two phases."""
+    s = plan.source
+    if s.kind == "module_file":
+        return [f"          module file {s.path} (sha256 {s.sha256[:12]})"]
+    if s.kind != "backbone":
+        return []
+    weights = {"imagenet": "ImageNet, through Keras (cached in ~/.keras/models)",
+               NO_WEIGHTS: "none: random init, every layer trains from the start"}
+    return [f"          weights {weights.get(s.weights, s.weights)}"
+            + (f" (sha256 {s.weights_sha256[:12]})" if s.weights_sha256 else "")]
+
+
+def _phase_lines(plan: Plan) -> List[str]:
+    """A pretrained backbone's two phases."""
+    c, lines = plan.config, []
+    if plan.fine_tunes:
+        head = (head_epochs(c.epochs, rules.FINE_TUNE_HEAD_SHARE) if c.epochs
+                else f"{rules.FINE_TUNE_HEAD_SHARE:.0%} of the")
+        rest = c.epochs - head if c.epochs else "the other"
+        lines.append(f"          phase 1: {head} epochs train the new head, backbone "
+                     f"frozen (batch norm in inference mode), lr {c.learning_rate:g}")
+        lines.append(f"          phase 2: {rest} epochs also train the backbone's top "
+                     f"blocks (batch norm stays frozen), lr {plan.fine_tune_learning_rate:g}")
+    return lines
+
+
+def _augmentation_text(c: PipelineConfig, source: ModelSource) -> str:
+    if source.augment:
+        return "the module file's augment(images, params)"
+    parts = [f"random resized crop (area >= {c.augment_scale:g})" if c.augment_scale else "",
+             f"pad-and-crop {c.augment_crop} px" if c.augment_crop else "",
+             "horizontal flip" if c.augment_flip else "",
+             f"brightness/contrast {c.augment_color:g}" if c.augment_color else ""]
+    return ", ".join(p for p in parts if p) or "none"

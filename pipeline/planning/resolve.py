@@ -1,0 +1,73 @@
+"""Resolve a run's plan from its config, its data and this machine, and check it fits.
+
+This is the I/O around pipeline/planning/plan.py's pure rules: list and probe the
+data, detect the hardware, read the memory limit, estimate the training's
+memory and refuse (exit 2) before anything heavy runs.
+"""
+from typing import Optional, Tuple
+
+from components.image_example_gen.readers.folder_tree import DatasetError
+from components.image_example_gen.readers.formats import list_dataset
+from pipeline.config import PipelineConfig
+from pipeline.planning.data_facts import data_facts
+from pipeline.planning.memory import MemoryEstimate, check_fits, estimate, memory_limit
+from pipeline.planning.model_source import check_model, read_source
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.plan import Plan, make_plan
+
+# Beyond this, per-class evaluation slices and the report stop being useful,
+# and the softmax layer dominates the model; refused rather than half-working.
+MAX_CLASSES = 10_000
+
+
+def check_classes(data: str, classes) -> None:
+    """A classifier needs 2..MAX_CLASSES classes (TFRecords: known only after ingestion)."""
+    if classes is None:
+        return
+    if len(classes) < 2:
+        raise DatasetError(f"--data {data}: only one class ({classes[0]!r}); a classifier "
+                           "needs at least two class folders")
+    if len(classes) > MAX_CLASSES:
+        raise DatasetError(f"--data {data}: {len(classes):,} classes; imagepipe supports up "
+                           f"to {MAX_CLASSES:,}")
+
+
+def read_data_facts(config: PipelineConfig) -> DataFacts:
+    """What the plan needs to know of local data: listed, class count checked, probed.
+
+    The one place a run (`resolve_plan`) and the compiler read the data's
+    image shape from; the plan puts it into the config.
+    """
+    options = config.ingest_options()
+    listing = list_dataset(config.data, options)
+    check_classes(config.data, listing.classes)
+    return data_facts(config.data, listing, options)
+
+
+def detect_hardware(config: PipelineConfig) -> str:
+    """'tpu' with --tpu, else 'gpu' if TensorFlow sees one, else 'cpu'."""
+    if config.tpu:
+        return "tpu"
+    import tensorflow as tf
+    return "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
+
+
+def resolve_plan(config: PipelineConfig, hardware: Optional[str] = None,
+                 limit: Optional[int] = None) -> Tuple[Plan, MemoryEstimate]:
+    """The plan for `config` on this machine (or `hardware`), checked to fit in memory.
+
+    Raises:
+      DatasetError: no usable data, or too few or too many classes.
+      UsageError: the training would not fit in memory (names the flags); a
+        module or weights file that cannot be used (names the file).
+    """
+    source = read_source(config)
+    facts = read_data_facts(config)
+    limit = limit or memory_limit()
+    plan = make_plan(config, facts, hardware or detect_hardware(config), limit, source)
+    c = plan.config
+    check_model(plan.trainer_params(), (c.image_size, c.image_size, c.channels),
+                plan.facts.classes or 2)
+    found = estimate(plan, plan.facts.classes or 2, limit)
+    check_fits(found, plan)
+    return plan, found

@@ -1,0 +1,83 @@
+"""The training plan's rules: every number the planner decides with, and nothing else.
+
+pipeline/planning/plan.py applies them; pipeline/config.py holds the settings
+a user can give instead. Values that a stage needs at run time (the epoch
+rule for TFRecords, whose size is known only then; the decode cache's disk
+headroom) reach it through TrainerParams, so modules/ defines none.
+"""
+
+# Small grayscale images at most this side get the cnn, and it never trains
+# larger: its Flatten->Dense layer grows with the square of the side.
+CNN_MAX_SIDE = 64
+# The photo model's largest side per hardware: a CPU epoch costs about the
+# square of the side (docs/training.md has the measured trade-off).
+PHOTO_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 192, "tpu": 224}
+WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
+# Decoded splits up to this size (and this share of the memory limit) stay
+# in memory after the first epoch; larger ones are cached in a file.
+DECODE_CACHE_BYTES = 1 << 30
+DECODE_CACHE_SHARE = 8
+
+_THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a failed one "
+                  "well below (docs/training.md)")
+_THRESHOLD_PHOTO = ("a photo model trained from scratch on a few thousand photos lands "
+                    "above it, a failed one below; many or hard classes may need "
+                    "--accuracy-threshold (docs/training.md)")
+# Batch per replica: the largest of these (multiples of 8, as TPUs need) that
+# still gives an epoch MIN_STEPS_PER_EPOCH steps; a few hundred images at 64
+# would make a handful of steps an epoch, too few for warmup or early stopping.
+BATCH_SIZES = (64, 32, 16, 8)
+MIN_STEPS_PER_EPOCH = 10
+# Per planned training setting: (value, why) for the cnn, then for the photo model.
+_PLAN_ROWS = (
+    ("learning_rate", (1e-3, "Adam's usual 1e-3 for the cnn"),
+     (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)")),
+    ("early_stopping_patience", (5, "stop after 5 epochs without a better val_loss"),
+     (8, "stop after 8 epochs without a better val_loss")),
+    ("label_smoothing", (0.0, "none for the cnn"), (0.1, "0.1: photos' labels are noisy")),
+    ("augment_crop", (2, "digits and scans: pad by 2 px and crop back"),
+     (0, "resized crops instead")),
+    ("augment_scale", (0.0, "no resized crops for digits"),
+     (0.25, "photos: random resized crops keeping >= 25% of the area")),
+    ("augment_flip", (False, "no flips: digits and text are not mirror-symmetric"),
+     (True, "photos are mirror-symmetric")),
+    ("augment_color", (0.0, "no colour change for grayscale digits"),
+     (0.2, "photos: brightness/contrast up to 20%")),
+    ("accuracy_threshold", (0.9, _THRESHOLD_CNN), (0.7, _THRESHOLD_PHOTO)),
+)
+PLAN_DEFAULTS = {"cnn": {name: cnn for name, cnn, _ in _PLAN_ROWS},
+                 "photo": {name: photo for name, _, photo in _PLAN_ROWS}}
+PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
+PLAN_DEFAULTS["backbone"] = {
+    **PLAN_DEFAULTS["photo"],
+    "learning_rate": (1e-3, "Adam's 1e-3 for the new head; fine-tuning runs at "
+                      "FINE_TUNE_LR_FACTOR of it"),
+    "early_stopping_patience": (3, "stop a phase after 3 epochs without a better val_loss"),
+    "accuracy_threshold": (0.8, "pretrained backbones fine-tuned on a few thousand photos "
+                           "land well above it (TensorFlow's tutorials: 90-98%); a "
+                           "failed load or fine-tune lands below"),
+}
+# Pretrained backbones (--weights imagenet or a file): a first phase trains the
+# new head alone for this share of the epochs, then the backbone's top blocks
+# train too, at this fraction of the learning rate (a tenth, as TensorFlow's
+# transfer-learning tutorial does), so they move without forgetting.
+FINE_TUNE_HEAD_SHARE = 1 / 3
+FINE_TUNE_LR_FACTOR = 0.1
+# Pretrained features need far fewer passes than training from scratch.
+FINE_TUNE_MAX_EPOCHS = 12
+# A backbone's largest side per hardware (ImageNet weights exist for 96-224 px).
+BACKBONE_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 224, "tpu": 224}
+# Training must fit in this share of the memory limit; the rest is headroom
+# for TensorFlow's allocator and other processes.
+MEMORY_SHARE = 0.8
+# What a Trainer process holds besides the model: TensorFlow, TFX, Beam and
+# the input pipeline's buffers (docs/training.md compares it with measured peaks).
+TRAINER_BASE_BYTES = 1_500_000_000
+
+# Training length from the train split's size: about this many examples seen
+# in all, within [MIN_EPOCHS, MAX_EPOCHS] epochs. Small sets need many passes;
+# large ones learn enough in a few, and a laptop CPU cannot afford more.
+EXAMPLES_BUDGET = 900_000
+MIN_EPOCHS, MAX_EPOCHS = 3, 40
+# A split is cached on disk only if the disk keeps this much free afterwards.
+DISK_HEADROOM = 2 << 30

@@ -1,0 +1,89 @@
+"""`imagepipe predict`: classify image files with a pushed SavedModel or TFLite file.
+
+    imagepipe predict --model outputs/serving/imagepipe IMAGE...
+
+The model is a SavedModel version folder, a serving base folder (its latest
+version is used), or a `.tflite` file with labels.txt beside it. Images go
+through the same preprocessing as in training: the SavedModel's
+`serving_image` signature embeds the Transform graph; for TFLite, the images
+are decoded and resized by Transform's own functions (modules/preprocessing.py)
+and the normalization is inside the file.
+"""
+import os
+from typing import List, Tuple
+
+import numpy as np
+
+from components.versions import versions
+from pipeline.errors import UsageError
+
+
+def resolve_model(path: str) -> Tuple[str, str]:
+    """("saved_model" or "tflite", the path to load), or UsageError naming --model."""
+    if path.endswith(".tflite") and os.path.isfile(path):
+        return "tflite", path
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return "saved_model", path
+    complete = [v for v in versions(path)
+                if os.path.isfile(os.path.join(path, str(v), "saved_model.pb"))]
+    if complete:
+        return "saved_model", os.path.join(path, str(complete[-1]))
+    raise UsageError(f"--model {path}: not a SavedModel folder, a serving base folder with "
+                     "versions, or a .tflite file")
+
+
+class Predictor:
+    """probabilities(image bytes) and the labels, for either kind of model."""
+
+    def __init__(self, model: str):
+        import tensorflow as tf  # heavy: loaded only when predicting
+
+        from components.contract import LABELS_FILE, SERVING_IMAGE, read_labels
+        self.kind, self.path = resolve_model(model)
+        if self.kind == "saved_model":
+            self._serve = tf.saved_model.load(self.path).signatures[SERVING_IMAGE]
+            self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
+        else:
+            from components.image_pusher.tflite import Runner
+            self._runner = Runner(model_path=self.path)
+            self._size, _, self._channels = self._runner.input_shape
+            self.labels = read_labels(os.path.join(os.path.dirname(self.path), LABELS_FILE))
+
+    def probabilities(self, image: bytes) -> np.ndarray:
+        """The class probabilities of one encoded image; raises if it cannot be decoded."""
+        import tensorflow as tf
+
+        from components.contract import IMAGE_BYTES_INPUT, PROBABILITIES
+        if self.kind == "saved_model":
+            return self._serve(**{IMAGE_BYTES_INPUT: tf.constant([image])})[
+                PROBABILITIES].numpy()[0]
+        from components.images import decode_images
+        pixels = decode_images(tf.constant([image]), int(self._size), int(self._channels))
+        return self._runner((pixels * 255.0).numpy())[PROBABILITIES][0]
+
+
+def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[str, float]]:
+    """The k most probable (label, probability) pairs, best first."""
+    order = np.argsort(-probabilities)[:k]
+    return [(labels[i], float(probabilities[i])) for i in order]
+
+
+def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int]:
+    """One line per image, 'path: label (p), ...' or 'path: error: ...'; and the error count."""
+    from components.image_example_gen.encoding.encode import BadImageError, decode_fully
+    from pipeline.config import DEFAULT_MAX_PIXELS
+    predictor = Predictor(model)
+    lines, errors = [], 0
+    for path in images:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            decode_fully(data, DEFAULT_MAX_PIXELS)  # the ingestion's check: a clear reason, not a graph error
+            scores = predictor.probabilities(data)
+        except (OSError, BadImageError) as e:
+            errors += 1
+            lines.append(f"{path}: error: {e.strerror if isinstance(e, OSError) else e}")
+            continue
+        lines.append(f"{path}: " + ", ".join(f"{label} ({p:.3f})"
+                                              for label, p in top_k(scores, predictor.labels, k)))
+    return lines, errors

@@ -1,0 +1,60 @@
+"""The lines a run prints about its summary: a few for humans; summary.json has the rest."""
+from typing import List, Optional
+
+
+def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
+    """Lines about data that was present but not used; none when all was used."""
+    lines = []
+    if empty_classes:
+        lines.append("warning   folders without images are not classes: "
+                     + ", ".join(empty_classes))
+    if skipped:
+        lines.append(f"warning   {len(skipped)} undecodable image(s) skipped, e.g. "
+                     f"{skipped[0]['path']}: {skipped[0]['reason']}")
+    return lines
+
+
+def _training_line(training: Optional[dict]) -> List[str]:
+    if not training or not training.get("examples_per_s"):
+        return []
+    return [f"training  {training['examples_per_s']:,.0f} examples/s in fit after the first "
+            f"epoch ({training['first_epoch_s']:.1f}s)"]
+
+
+def _serving_check_line(check: Optional[dict]) -> List[str]:
+    if not check:
+        return []
+    if not check["ok"]:
+        return [f"serving   check FAILED, not pushed: {check['reason']}"]
+    if check.get("p50_ms") is None:
+        return [f"serving   {check['reason']}"]
+    return [f"serving   check passed: {check['warmup_records']} warmup requests replayed, "
+            f"{check['rest_requests']} REST requests p50 {check['p50_ms']:.1f} ms, "
+            f"p99 {check['p99_ms']:.1f} ms"]
+
+
+def format_summary(summary: dict) -> str:
+    """A few lines for humans; summary.json has the rest."""
+    data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
+    accuracy = evaluation["accuracy"]
+    baseline = evaluation["baseline_accuracy"]
+    lines: List[str] = [
+        f"data      {data['path']}: {len(data['classes'])} classes, "
+        + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
+        + f"; {data['skipped']} skipped, {data['ignored']} ignored",
+        "accuracy  " + ("n/a" if accuracy is None else f"{accuracy:.4f}")
+        + ("" if baseline is None else f" (baseline {baseline:.4f})")
+        + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
+        + f" ({evaluation['reason']})",
+        f"pushed    {pushed['serving'] or 'nothing'}",
+        *_serving_check_line(pushed.get("serving_check")),
+        *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
+          if pushed.get("tflite_gate") else []),
+        *data_warnings(data["empty_classes"], data["skipped_files"]),
+        *_training_line(summary.get("training")),
+        f"time      {summary['timings_s']['total']:.1f}s total, "
+        f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
+        + ", ".join(f"{node} {seconds:.1f}" for node, seconds in summary["timings_s"].items()
+                    if node != "total"),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""What TFMA wrote for a run: accuracies, the confusion matrix, and why it blessed or not."""
+from typing import Dict, List, Optional, Tuple
+
+import tensorflow_model_analysis as tfma
+
+from components.contract import LABEL_KEY
+from pipeline.config import PipelineConfig
+
+_ACCURACY = "sparse_categorical_accuracy"
+
+
+def accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]:
+    """Overall accuracy per model name ('' or 'candidate', and 'baseline'), and the
+    candidate's accuracy per label id (the label slices of the EvalConfig)."""
+    overall, per_label = {}, {}
+    for metrics in tfma.load_metrics(evaluation_uri):
+        keys = metrics.slice_key.single_slice_keys
+        for item in metrics.metric_keys_and_values:
+            if item.key.name != _ACCURACY or item.key.is_diff:
+                continue
+            value = item.value.double_value.value
+            if not keys:
+                overall[item.key.model_name] = value
+            elif item.key.model_name in ("", "candidate") and keys[0].column == LABEL_KEY:
+                per_label[int(keys[0].int64_value)] = value
+    return overall, per_label
+
+
+def confusion_matrix(evaluation_uri: str, num_classes: int) -> Optional[List[List[int]]]:
+    """The candidate's overall confusion matrix, counts[actual][predicted], or None.
+
+    From TFMA's MultiClassConfusionMatrixPlot at threshold 0.0, i.e. argmax, the
+    same prediction the accuracy metric scores.
+    """
+    for plots in tfma.load_plots(evaluation_uri):
+        if plots.slice_key.single_slice_keys:
+            continue
+        for item in plots.plot_keys_and_values:
+            if item.key.model_name not in ("", "candidate"):
+                continue
+            matrices = item.value.multi_class_confusion_matrix_at_thresholds.matrices
+            if not matrices:
+                continue
+            counts = [[0] * num_classes for _ in range(num_classes)]
+            for entry in matrices[0].entries:
+                if 0 <= entry.actual_class_id < num_classes and \
+                        0 <= entry.predicted_class_id < num_classes:
+                    counts[entry.actual_class_id][entry.predicted_class_id] = \
+                        round(entry.num_weighted_examples)
+            return counts
+    return None
+
+
+def _failure_text(failure) -> str:
+    """One TFMA threshold failure, e.g. 'accuracy change vs baseline -0.0300 < -0.01'."""
+    key, threshold = failure.metric_key, failure.metric_threshold
+    value = failure.metric_value.double_value.value
+    if key.is_diff:
+        bound = threshold.change_threshold.absolute.value
+        return f"accuracy change vs baseline {value:+.4f} < {bound:+.4f} allowed"
+    return f"accuracy {value:.4f} < threshold {threshold.value_threshold.lower_bound.value}"
+
+
+def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float]) -> str:
+    """Why TFMA blessed the model or not, in words, from its ValidationResult."""
+    if validation.validation_ok:
+        reason = f"accuracy >= threshold {config.accuracy_threshold}"
+        if baseline is None:
+            return reason + "; no blessed baseline yet"
+        return reason + f" and >= baseline {baseline:.4f} - {config.baseline_tolerance}"
+    failures = [_failure_text(f) for per_slice in validation.metric_validations_per_slice
+                for f in per_slice.failures]
+    return "; ".join(failures) or "TFMA validation failed: " + str(validation)[:300]

@@ -1,0 +1,97 @@
+"""The run summary: read the latest run back from ML Metadata into summary.json.
+
+Everything comes from what the components recorded (executions, artifacts,
+their files), never from what the runner believes it asked for: a cached
+component reports the artifacts it reused, and a failed one is found by state.
+"""
+import json
+import os
+from typing import List, Optional
+
+import tensorflow_model_analysis as tfma
+
+from components import contract as ids
+from components.contract import read_ingest_report
+from pipeline.config import PipelineConfig
+from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
+from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
+
+MATRIX_MAX_CLASSES = 1000
+
+
+def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) -> dict:
+    if evaluator is None:
+        return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
+                "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run"}
+    produced = outputs(store, evaluator)
+    uri = produced["ModelEvaluation"].uri
+    overall, per_label = accuracies(uri)
+    baseline = overall.get("baseline")
+    return {"accuracy": overall.get("candidate", overall.get("")),
+            "baseline_accuracy": baseline,
+            # null for a class with no eval images (TFMA then has no slice for it)
+            "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
+            # rows: actual class, columns: predicted class, in `data.classes` order
+            # (null above MATRIX_MAX_CLASSES: 1,000 classes is already 4 MB of JSON)
+            "confusion_matrix": (confusion_matrix(uri, len(classes))
+                                 if len(classes) <= MATRIX_MAX_CLASSES else None),
+            "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
+            "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
+
+
+def _pushed_section(store, pusher) -> dict:
+    pushed = outputs(store, pusher).get("PushedModel") if pusher else None
+    check = prop(pushed, "serving_check") if pushed is not None else None
+    check = json.loads(check) if check else None
+    if pushed is None or prop(pushed, "pushed") != 1:
+        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
+                "serving_check": check}
+    gate = prop(pushed, "tflite_parity")
+    return {"serving": prop(pushed, "pushed_destination"),
+            "tflite": prop(pushed, "tflite_destination") or None,
+            "version": int(prop(pushed, "pushed_version")),
+            "tflite_gate": json.loads(gate) if gate else None, "serving_check": check}
+
+
+def _data_section(store, config: PipelineConfig, example_gen) -> dict:
+    """The ingest report of the examples this run used, folded into the summary."""
+    examples = outputs(store, example_gen)["Examples"]
+    report = read_ingest_report(examples.uri)
+    return {"path": config.data, "format": report["format"], "splits": report["splits"],
+            "classes": report["classes"], "per_class": report["per_class"],
+            "shapes": report["shapes"], "skipped": len(report["skipped"]),
+            "skipped_files": report["skipped"], "ignored": report["ignored"],
+            "empty_classes": report["empty_classes"], "examples_uri": examples.uri}
+
+
+def _training_section(store, trainer) -> Optional[dict]:
+    """The Trainer's steady-state fit throughput (modules/progress.FitThroughput)."""
+    from modules.epoch_progress import read_fit_stats
+    model_run = outputs(store, trainer).get("ModelRun") if trainer else None
+    return read_fit_stats(model_run.uri) if model_run else None
+
+
+def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
+    """The summary.json contract for the latest run (see docs/data.md, "Run summary")."""
+    store = open_store(config)
+    nodes = latest_run(store, config.pipeline_name)
+    timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
+               for node, e in nodes.items()}
+    timings["total"] = round(total_seconds, 3)
+    data = _data_section(store, config, nodes[ids.EXAMPLE_GEN_ID])
+    return {
+        "data": data,
+        "eval": _eval_section(store, nodes.get(ids.EVALUATOR_ID), config, data["classes"]),
+        "pushed": _pushed_section(store, nodes.get(ids.PUSHER_ID)),
+        "training": _training_section(store, nodes.get(ids.TRAINER_ID)),
+        "timings_s": timings,
+        "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],
+    }
+
+
+def write_summary(config: PipelineConfig, summary: dict) -> None:
+    """Writes summary.json atomically: readers never see a half-written file."""
+    tmp = config.summary_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False)
+    os.replace(tmp, config.summary_path)

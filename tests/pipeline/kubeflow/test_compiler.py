@@ -1,0 +1,203 @@
+"""`imagepipe compile`: both targets compile, parse strictly, and hold what a cluster needs.
+
+Golden files: IMAGEPIPE_UPDATE_GOLDEN=1 bash scripts/test.sh tests/pipeline/kubeflow/test_compiler.py
+rewrites tests/pipeline/kubeflow/golden/; review the diff before committing it.
+"""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+from google.cloud.aiplatform_v1.types import PipelineJob
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+
+from pipeline.kubeflow.accelerators import parse_accelerator
+from pipeline.config import PipelineConfig
+from pipeline.kubeflow.compiler import KUBEFLOW_ENTRYPOINT, TFX_ENTRYPOINT, compile_pipeline
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+IMAGE = "us-docker.pkg.dev/proj/imagepipe/pipeline:1.0"
+# Fixed cloud paths: compiling must not touch them, and goldens stay stable.
+CONFIG = PipelineConfig(data="gs://bucket/flowers", output="gs://bucket/imagepipe",
+                        image_size=64, channels=3)
+VARIANTS = {
+    "kubeflow": ("kubeflow", None),
+    "kubeflow_tpu": ("kubeflow", "tpu:tpu-v5-lite-podslice:2x4"),
+    "kubeflow_gpu": ("kubeflow", "gpu:nvidia-tesla-t4:2"),
+    "vertex": ("vertex", None),
+    "vertex_gpu": ("vertex", "gpu:nvidia-tesla-t4:1"),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """{variant: (pipeline spec dict, platform spec dict or None, raw text)}."""
+    out, result = tmp_path_factory.mktemp("compiled"), {}
+    for name, (target, accelerator) in VARIANTS.items():
+        path = out / (name + (".yaml" if target == "kubeflow" else ".json"))
+        compile_pipeline(CONFIG, target, IMAGE, str(path), parse_accelerator(accelerator))
+        text = path.read_text()
+        if target == "kubeflow":
+            docs = list(yaml.safe_load_all(text))
+            result[name] = (docs[0], docs[1] if len(docs) > 1 else None, text)
+            result[name + "_path"] = path
+        else:
+            result[name] = (json.loads(text)["pipelineSpec"], None, text)
+    return result
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_specs_parse_strictly(compiled, name):
+    spec, platform, text = compiled[name]
+    json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())  # unknown fields raise
+    if platform:
+        json_format.ParseDict(platform, pipeline_spec_pb2.PlatformSpec())
+    if VARIANTS[name][0] == "vertex":
+        job = PipelineJob.from_json(text, ignore_unknown_fields=False)
+        assert job.runtime_config.gcs_output_directory == CONFIG.pipeline_root
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_every_task_runs_a_container_of_the_image(compiled, name):
+    spec, _, _ = compiled[name]
+    assert spec["schemaVersion"] == "2.1.0"
+    assert re.match(r"^[a-z0-9][a-z0-9-]{0,127}$", spec["pipelineInfo"]["name"])
+    executors = spec["deploymentSpec"]["executors"]
+    for task in spec["root"]["dag"]["tasks"].values():
+        component = spec["components"][task["componentRef"]["name"]]
+        executor = executors[component["executorLabel"]]
+        if "resolver" in executor:
+            continue
+        container = executor["container"]
+        assert container["image"] == IMAGE
+        # Open-source KFP empties input types; our entrypoint restores them for TFX's.
+        assert container["command"] == (KUBEFLOW_ENTRYPOINT if VARIANTS[name][0] == "kubeflow"
+                                        else TFX_ENTRYPOINT)
+        assert "--executor_class_path" in container["args"] and "{{$}}" in container["args"]
+
+
+def test_kubeflow_has_no_resolver_and_takes_the_baseline_from_the_push_destination(compiled):
+    for name in ("kubeflow", "kubeflow_tpu", "kubeflow_gpu"):
+        spec = compiled[name][0]
+        assert not [k for k, e in spec["deploymentSpec"]["executors"].items() if "resolver" in e]
+        tasks = spec["root"]["dag"]["tasks"]
+        assert "pushed_baseline" in tasks and "latest_blessed_model_resolver" not in tasks
+        evaluator = tasks["Evaluator"]["inputs"]["artifacts"]["baseline_model"]
+        assert evaluator["taskOutputArtifact"]["producerTask"] == "pushed_baseline"
+        serving_dir = tasks["pushed_baseline"]["inputs"]["parameters"]["serving_dir"]
+        assert serving_dir["runtimeValue"]["constant"] == "gs://bucket/imagepipe/serving/imagepipe"
+
+
+def test_kubeflow_names_its_pipeline_root(compiled):
+    """TFX writes the root only into Vertex's PipelineJob; a KFP run needs it in the spec."""
+    assert compiled["kubeflow"][0]["defaultPipelineRoot"] == CONFIG.pipeline_root
+
+
+def test_vertex_keeps_tfxs_resolver(compiled):
+    executors = compiled["vertex"][0]["deploymentSpec"]["executors"]
+    assert len([e for e in executors.values() if "resolver" in e]) == 2
+
+
+def _trainer(spec):
+    label = spec["components"][spec["root"]["dag"]["tasks"]["Trainer"]["componentRef"]["name"]][
+        "executorLabel"]
+    return label, spec["deploymentSpec"]["executors"][label]["container"]
+
+
+def _custom_config(spec) -> dict:
+    value = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]["custom_config"]
+    return json.loads(value["runtimeValue"]["constant"])["trainer_params"]
+
+
+@pytest.mark.parametrize("name, resource, count, selector", [
+    ("kubeflow_tpu", "google.com/tpu", "8",
+     {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+      "cloud.google.com/gke-tpu-topology": "2x4"}),
+    ("kubeflow_gpu", "nvidia.com/gpu", "2", {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}),
+    ("vertex_gpu", "NVIDIA_TESLA_T4", "1", None),
+])
+def test_accelerators_request_resources_and_nodes(compiled, name, resource, count, selector):
+    spec, platform, _ = compiled[name]
+    label, container = _trainer(spec)
+    assert container["resources"]["accelerator"] == {"type": resource, "count": count}
+    other = [e["container"].get("resources") for k, e in spec["deploymentSpec"]["executors"].items()
+             if k != label and "container" in e]
+    assert other == [None] * len(other)  # only the Trainer gets the accelerator
+    if selector:
+        executors = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+        assert executors == {label: {"nodeSelector": {"labels": selector}}}
+    assert _custom_config(spec).get("tpu") == ("local" if "tpu" in name else None)
+
+
+@pytest.mark.parametrize("name", ["kubeflow", "vertex"])
+def test_no_accelerator_means_no_resources_and_no_platform_spec(compiled, name):
+    spec, platform, _ = compiled[name]
+    assert platform is None and "resources" not in _trainer(spec)[1]
+
+
+def test_user_code_is_referenced_by_dotted_path_not_uploaded(compiled):
+    text = compiled["kubeflow"][2]
+    assert "modules.trainer.run_fn" in text and "modules.preprocessing.preprocessing_fn" in text
+    # No TFX module_file parameter (packaged into a wheel under the root); a
+    # --module-file's text rides in the Trainer's custom_config instead.
+    assert "_wheels" not in text and not re.search(r"^\s+module_file:", text, re.M)
+
+
+def _normalized(name, compiled) -> str:
+    """The spec without sdkVersion (it names the TFX release). The PipelineJob's version
+    labels live outside pipelineSpec, so they never reach the comparison."""
+    spec, platform, text = compiled[name]
+    spec = {k: v for k, v in spec.items() if k != "sdkVersion"}
+    return json.dumps({"spec": spec, "platform": platform}, indent=1, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize("name", ["kubeflow_tpu", "vertex_gpu"])
+def test_matches_the_golden_file(compiled, name):
+    golden = GOLDEN / f"{name}.json"
+    got = _normalized(name, compiled)
+    if os.environ.get("IMAGEPIPE_UPDATE_GOLDEN"):
+        golden.write_text(got)
+    assert got == golden.read_text(), f"{golden} differs; see the module docstring"
+
+
+def test_kfps_client_sends_the_node_selectors(compiled):
+    """kubeflow/submit.py --dry-run parses the package with kfp's own client code."""
+    script = pathlib.Path(__file__).parents[3] / "kubeflow" / "submit.py"
+    result = subprocess.run([sys.executable, str(script), "--dry-run",
+                             str(compiled["kubeflow_tpu_path"])],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    sent = json.loads(result.stdout)
+    assert sent["schema"] == "2.1.0" and "Trainer" in sent["tasks"]
+    assert sent["platform_spec"] == compiled["kubeflow_tpu"][1]
+
+
+def test_a_tpu_on_vertex_is_refused(tmp_path):
+    from pipeline.errors import UsageError
+    with pytest.raises(UsageError, match="for --target kubeflow"):
+        compile_pipeline(CONFIG, "vertex", IMAGE, str(tmp_path / "v.json"),
+                         parse_accelerator("tpu:tpu-v5-lite-podslice:2x4"))
+
+
+def test_compiling_writes_nothing_under_the_pipeline_root(tmp_path):
+    config = CONFIG.replace(output=str(tmp_path / "root"))
+    compile_pipeline(config, "kubeflow", IMAGE, str(tmp_path / "spec.yaml"))
+    assert not (tmp_path / "root").exists()
+
+
+def test_a_module_files_text_travels_in_the_compiled_spec(tmp_path):
+    from modules.params import CUSTOM_CONFIG_KEY
+    module = pathlib.Path(__file__).parents[3] / "modules" / "examples" / "tiny_convnet.py"
+    path = tmp_path / "spec.yaml"
+    compile_pipeline(CONFIG.replace(module_file=str(module)), "kubeflow", IMAGE, str(path), None)
+    spec = next(yaml.safe_load_all(path.read_text()))
+    trainer = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
+    custom = json.loads(trainer["custom_config"]["runtimeValue"]["constant"])
+    params = custom[CUSTOM_CONFIG_KEY]
+    assert params["model"] == "module" and params["module_source"] == module.read_text()
+    assert params["module_file"] == str(module)

@@ -1,0 +1,96 @@
+"""kubeflow/run_local.py runs the compiled Kubeflow package as the open-source KFP v2 backend does.
+
+The end-to-end test compiles the package for 100 digits and 3 training steps,
+runs all 9 steps with input artifact types emptied (as the backend passes
+them), then runs it again on the same root: the second run's baseline is the
+first run's pushed model.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from pipeline.config import PipelineConfig
+from pipeline.kubeflow.compiler import compile_pipeline
+
+RUN_LOCAL = pathlib.Path(__file__).parents[3] / "kubeflow" / "run_local.py"
+
+
+def _run_local(*args, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RUN_LOCAL), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _outputs(run_root: pathlib.Path, task: str) -> dict:
+    """The metadata of each output artifact, as the task's executor wrote it."""
+    written = json.loads((run_root / ".launcher" / task / "output_metadata.json").read_text())
+    return {key: value["artifacts"][0] for key, value in written["artifacts"].items()}
+
+
+def _succeeded(result: subprocess.CompletedProcess) -> pathlib.Path:
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    done = [line for line in result.stdout.splitlines() if line.startswith("done ")]
+    assert len(done) == 9
+    return pathlib.Path(result.stdout.splitlines()[-1].split("succeeded: ")[1])
+
+
+@pytest.mark.slow
+def test_two_runs_with_emptied_types_push_and_then_compare(tmp_path, mnist_subset):
+    output = tmp_path / "root"
+    config = PipelineConfig(data=str(mnist_subset), output=str(output), train_steps=3,
+                            accuracy_threshold=0.0, quantize="none")
+    spec = compile_pipeline(config, "kubeflow", "example.com/imagepipe:test",
+                            str(tmp_path / "spec.yaml"))
+    first = _succeeded(_run_local(spec))  # the root: the spec's defaultPipelineRoot
+    assert first.parent.parent == output / "tfx"
+    assert _outputs(first, "pushed_baseline")["model"]["metadata"]["no_baseline"] == 1
+    [version] = sorted((output / "serving" / "imagepipe").iterdir())
+    assert (version / "saved_model.pb").is_file()
+    assert (output / "tflite" / "imagepipe" / version.name / "model.tflite").is_file()
+
+    second = _succeeded(_run_local(spec, "--pipeline-root", output / "tfx"))
+    baseline = _outputs(second, "pushed_baseline")["model"]
+    assert baseline["metadata"]["no_baseline"] == 0
+    assert baseline["metadata"]["pushed_version"] == version.name
+    blessing = _outputs(second, "Evaluator")["blessing"]["metadata"]
+    assert blessing["baseline_model"] == baseline["uri"]  # compared with the first push
+    pushed = sorted((output / "serving" / "imagepipe").iterdir())
+    assert len(pushed) == 1 + int(blessing["blessed"])
+
+
+def _spec_with(tmp_path, executor: dict) -> pathlib.Path:
+    spec = {"pipelineInfo": {"name": "p"}, "schemaVersion": "2.1.0", "sdkVersion": "t",
+            "root": {"dag": {"tasks": {"pick": {"taskInfo": {"name": "pick"},
+                                                "componentRef": {"name": "comp-pick"}}}}},
+            "components": {"comp-pick": {"executorLabel": "exec-pick"}},
+            "deploymentSpec": {"executors": {"exec-pick": executor}}}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_resolver_tasks_are_refused_with_exit_2(tmp_path):
+    result = _run_local(_spec_with(tmp_path, {"resolver": {"outputArtifactQueries": {}}}),
+                        "--pipeline-root", tmp_path / "root", timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "task pick is a resolver" in result.stderr
+
+
+def test_a_failed_task_exits_1_naming_the_task_and_its_log(tmp_path):
+    failing = {"container": {"image": "i", "command": ["python", "-c", "raise SystemExit(3)"]}}
+    result = _run_local(_spec_with(tmp_path, failing), "--pipeline-root", tmp_path / "root",
+                        timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    log = result.stderr.split("its log: ")[1].strip()
+    assert "task pick failed" in result.stderr and pathlib.Path(log).is_file()
+
+
+def test_not_a_package_exits_2_naming_the_file(tmp_path):
+    path = tmp_path / "notes.yaml"
+    path.write_text("just: text\n")
+    result = _run_local(path, timeout=120)
+    assert result.returncode == 2 and str(path) in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,91 @@
+"""The training plan: each choice from the data and hardware, and flags winning over it."""
+import pytest
+
+from pipeline.config import PipelineConfig
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.plan import make_plan, plan_lines
+
+GB = 1 << 30
+DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
+# Camera photos of mixed sizes: most 500 px on the long side, one 4000x3000.
+PHOTOS = DataFacts(2, 960, 240, 500, 400, 4000, 3)
+
+
+def plan(facts, hardware="cpu", **flags):
+    return make_plan(PipelineConfig(**flags), facts, hardware, 24 * GB)
+
+
+def test_small_grayscale_images_get_the_cnn_at_their_own_size():
+    p = plan(DIGITS)
+    assert (p.config.model, p.config.image_size, p.config.channels) == ("cnn", 28, 1)
+    assert (p.config.augment_crop, p.config.augment_flip, p.config.accuracy_threshold) == (
+        2, False, 0.9)
+
+
+def test_rgb_photos_get_the_photo_model_at_a_size_for_the_hardware_not_the_largest():
+    cpu, gpu = plan(PHOTOS), plan(PHOTOS, "gpu")
+    assert (cpu.config.model, cpu.config.image_size, gpu.config.image_size) == (
+        "photo", 128, 192)
+    assert "largest 4000" in cpu.reasons["image_size"]
+    assert (cpu.config.augment_flip, cpu.config.augment_scale) == (True, 0.25)
+    assert cpu.config.accuracy_threshold == 0.7
+
+
+def test_small_photos_are_not_upscaled_and_large_grayscale_scans_get_the_photo_model():
+    assert plan(DataFacts(10, 5000, 1000, 32, 32, 32, 3)).config.image_size == 32
+    assert plan(DataFacts(10, 5000, 1000, 100, 100, 100, 3)).config.image_size == 96
+    scans = plan(DataFacts(3, 500, 100, 1200, 1100, 2000, 1))
+    assert (scans.config.model, scans.config.channels, scans.config.image_size) == (
+        "photo", 1, 128)
+
+
+def test_epochs_come_from_the_train_split():
+    assert plan(DIGITS).config.epochs == 40
+    assert plan(DataFacts(10, 60_000, 10_000, 28, 28, 28, 1)).config.epochs == 15
+    tfrecords = plan(DataFacts(None, None, None, 28, 28, 28, 1))
+    assert tfrecords.config.epochs is None  # sized by the Trainer on the ingested split
+    assert tfrecords.trainer_params().epochs is None
+
+
+def test_flags_always_win_over_the_plan():
+    p = plan(PHOTOS, model="resnet", image_size=64, epochs=5, learning_rate=0.01,
+             augment_flip=False, accuracy_threshold=0.5, batch_size=16, label_smoothing=0.0)
+    c = p.config
+    assert (c.model, c.image_size, c.epochs, c.learning_rate, c.augment_flip,
+            c.accuracy_threshold, c.batch_size, c.label_smoothing) == (
+        "resnet", 64, 5, 0.01, False, 0.5, 16, 0.0)
+    assert p.reasons["image_size"] == "given (--image-size)"
+    assert p.reasons["augment_flip"] == "given (--augment-flip)"
+
+
+def test_train_steps_replace_epochs():
+    p = plan(DIGITS, train_steps=100)
+    assert p.config.epochs is None and p.trainer_params().train_steps == 100
+    assert "--train-steps 100" in p.reasons["epochs"]
+
+
+def test_the_header_says_what_was_chosen_and_why():
+    text = "\n".join(plan_lines(plan(PHOTOS)))
+    assert "model photo" in text and "image 128x128x3" in text
+    assert "40 epochs of 15 steps" in text and "bless at accuracy >= 0.7" in text
+
+
+def test_the_decode_cache_budget_shrinks_with_memory():
+    assert make_plan(PipelineConfig(), DIGITS, "cpu", 24 * GB).cache_bytes == GB
+    assert make_plan(PipelineConfig(), DIGITS, "cpu", 4 * GB).cache_bytes == GB // 2
+
+
+@pytest.mark.parametrize("name", ["image_size", "model", "epochs", "accuracy_threshold"])
+def test_the_plan_json_has_every_value_and_a_reason(name):
+    data = plan(PHOTOS).to_json()
+    assert name in data["values"] and data["reasons"][name]
+
+
+def test_a_few_hundred_images_get_a_smaller_batch_for_enough_steps_an_epoch():
+    assert plan(DIGITS).config.batch_size == 64  # 800 // 64 = 12 steps
+    small = plan(DataFacts(2, 300, 75, 500, 500, 500, 3))
+    assert small.config.batch_size == 16 and "300 train images" in small.reasons["batch_size"]
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3)).config.batch_size == 8
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), batch_size=64).config.batch_size == 64
+    assert plan(DataFacts(None, None, None, 28, 28, 28, 1)).config.batch_size == 64
+    assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), train_steps=30).config.batch_size == 64
