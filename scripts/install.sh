@@ -44,7 +44,7 @@ if [ -x "$VENV/bin/python" ]; then
 fi
 
 start=$(date +%s)
-echo "install: setting up $VENV with Python $ver (first time: about 5 minutes, 3.4 GB)"
+echo "install: setting up $VENV with Python $ver"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 # Some machines list local find-links/index folders that do not exist; pip
