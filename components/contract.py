@@ -9,7 +9,7 @@ URIs (gs://, ...) through tf.io.gfile, imported only then.
 """
 import json
 import os
-from typing import IO, List
+from typing import IO, List, Optional
 
 # --- Features of the ingested tf.Examples (the tensorflow/tpu convention) ---
 IMAGE_KEY = "image/encoded"
@@ -52,6 +52,23 @@ INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped
 
 # --- Files in the exported SavedModel (written by the Trainer) ---
 NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std
+
+# --- The Trainer's decode cache: one folder per execution, named with its process ---
+# The local runner removes the folders whose process has exited (a killed
+# Trainer's), never a live one's (pipeline/local/state.py).
+DECODE_CACHE_DIR = "decode_cache"
+
+
+def decode_cache_folder(root: str, execution: str, pid: int) -> str:
+    """The cache folder of one Trainer execution, owned by process `pid`."""
+    return os.path.join(root, f"{execution}.pid{pid}")
+
+
+def decode_cache_owner(name: str) -> Optional[int]:
+    """The process id in a cache folder's name, or None if it is not one."""
+    head, _, pid = name.rpartition(".pid")
+    return int(pid) if head and pid.isdigit() else None
+
 
 # --- Custom properties of artifacts, read by another stage ---
 # On a baseline Model from PushedBaseline: 1 when no pushed model was found

@@ -6,13 +6,15 @@ soon as it appears. TFX's stock Pusher copies the SavedModel straight into
 numeric folder that a server may try to load, and two pushes within a second
 share a version.
 
-Local (POSIX) destinations: the copy goes to a hidden, non-numeric sibling,
-which TF Serving ignores, and is renamed to its version when complete; the
-rename is atomic. Object stores (gs://, s3://) have no atomic folder rename
-(TF's GCS filesystem renames object by object, in name order, which would put
-saved_model.pb before the variables). There, files are copied into the
-version folder with saved_model.pb last: until it exists, TF Serving cannot
-load the folder and retries, and once it exists everything it references does.
+Every version is first written under a hidden, non-numeric name, which TF
+Serving ignores. Local (POSIX) destinations then rename it to its version:
+the rename is atomic. Object stores (gs://) have no atomic folder rename
+(TF's GCS filesystem renames object by object, in name order, which would
+put saved_model.pb before the variables). There the staged copy is checked
+against the source, file by file and size by size, then copied server-side
+into the version folder with saved_model.pb last: until it exists, TF
+Serving cannot load the folder and retries, and once it exists everything
+it references does; `versions` lists only folders that have it.
 
 Every pushed version records where it came from (`PROVENANCE_FILE` in its
 assets.extra, which TF Serving ignores), so the Kubeflow target's baseline
@@ -25,6 +27,7 @@ import time
 import uuid
 from typing import Dict, List, Optional
 
+from components.storage import files
 from components.storage.tree_copy import copy_tree
 
 PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
@@ -35,23 +38,16 @@ def is_local(path: str) -> bool:
     return "://" not in str(path)
 
 
-def _gfile():
-    import tensorflow as tf  # only for object stores: keeps the local path light
-    return tf.io.gfile
-
-
-def versions(base_dir: str) -> List[int]:
-    """The numeric version folders under `base_dir`, ascending."""
+def versions(base_dir: str, complete_only: bool = True) -> List[int]:
+    """The numeric version folders under `base_dir`, ascending; on an object store,
+    only those whose commit file is there, unless `complete_only` is False."""
     base_dir = str(base_dir)
-    if is_local(base_dir):
-        if not os.path.isdir(base_dir):
-            return []
-        return sorted(int(n) for n in os.listdir(base_dir)
-                      if n.isdigit() and os.path.isdir(os.path.join(base_dir, n)))
-    gfile = _gfile()
-    if not gfile.isdir(base_dir):
+    if not files.isdir(base_dir):
         return []
-    return sorted(int(n.rstrip("/")) for n in gfile.listdir(base_dir) if n.rstrip("/").isdigit())
+    found = sorted(int(n) for n in files.list_dir(base_dir)[0] if n.isdigit())
+    if is_local(base_dir) or not complete_only:
+        return found
+    return [v for v in found if is_complete(os.path.join(base_dir, str(v)))]
 
 
 def next_version(base_dir: str) -> int:
@@ -61,7 +57,7 @@ def next_version(base_dir: str) -> int:
     keeps them strictly increasing even within one second or after a clock
     step backwards.
     """
-    existing = versions(base_dir)
+    existing = versions(base_dir, complete_only=False)  # a killed push's number is taken
     return max(int(time.time()), existing[-1] + 1 if existing else 0)
 
 
@@ -69,22 +65,16 @@ def provenance(version_dir: str) -> Optional[dict]:
     """The push record of a version folder, or None (pushed by something else)."""
     path = os.path.join(str(version_dir), PROVENANCE_FILE)
     try:
-        if is_local(path):
-            with open(path) as f:
-                return json.load(f)
-        gfile = _gfile()
-        if not gfile.exists(path):
+        if not files.exists(path):
             return None
-        with gfile.GFile(path) as f:
-            return json.load(f)
+        return json.loads(files.read_text(path))
     except (OSError, ValueError):
         return None
 
 
 def is_complete(version_dir: str, commit_file: str = COMMIT_FILE) -> bool:
     """Whether the version's commit file is there (always, for a local push)."""
-    path = os.path.join(str(version_dir), commit_file)
-    return os.path.isfile(path) if is_local(path) else _gfile().exists(path)
+    return files.isfile(os.path.join(str(version_dir), commit_file))
 
 
 def pushed_version_of(base_dir: str, source_uri: str) -> Optional[int]:
@@ -138,22 +128,30 @@ def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COM
 
 def _publish_to_object_store(source_dir: str, final: str, commit_file: str,
                              extra: dict) -> str:
-    """File by file into `final`, `commit_file` last (see the module docstring)."""
-    gfile = _gfile()
-    if gfile.exists(final):
+    """Staged under a hidden name, verified, then copied into `final` with `commit_file`
+    last (see the module docstring). On failure nothing numeric is left."""
+    if files.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten")
+    base, version = os.path.split(final)
+    staging = os.path.join(base, f".{version}.partial-{uuid.uuid4().hex[:8]}")
     try:
+        copied = copy_tree(source_dir, staging)
         for rel, data in extra.items():
-            _write(gfile, os.path.join(final, rel), data)
-        copy_tree(source_dir, final, last=commit_file)
+            files.write_bytes(os.path.join(staging, rel), data)
+        _verify(source_dir, staging, copied)
+        copy_tree(staging, final, last=commit_file)
     except BaseException:
-        if gfile.exists(final):
-            gfile.rmtree(final)
+        files.rmtree(final)
         raise
+    finally:
+        files.rmtree(staging)
     return final
 
 
-def _write(gfile, path: str, data: bytes) -> None:
-    gfile.makedirs(os.path.dirname(path))
-    with gfile.GFile(path, "wb") as f:
-        f.write(data)
+def _verify(source_dir: str, staging: str, copied: List[str]) -> None:
+    """Every source file is in the staged copy, with its size; raises OSError if not."""
+    for rel in copied:
+        want, got = files.size(os.path.join(source_dir, rel)), \
+            files.size(os.path.join(staging, rel))
+        if want != got:
+            raise OSError(f"push: {rel} staged with {got} bytes, the model has {want}")

@@ -61,6 +61,9 @@ class TrainerParams:
     module_file: Optional[str] = None
     module_source: Optional[str] = None
     module_sha256: Optional[str] = None
+    # The decode cache's root: the local state folder's on a local run
+    # (pipeline/local/state.py); None: beside the Trainer's outputs (a cluster).
+    cache_root: Optional[str] = None
 
     def __post_init__(self):
         if self.model not in MODELS:

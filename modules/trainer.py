@@ -19,8 +19,9 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 from tfx_bsl.public import tfxio
 
-from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN, examples_uri_of,
-                                 read_labels, split_of, split_size)
+from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN,
+                                 decode_cache_folder, examples_uri_of, read_labels, split_of,
+                                 split_size)
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batch
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
@@ -222,9 +223,11 @@ def run_fn(fn_args: FnArgs) -> None:
     module = _user_module(params)
     augment = user_module.augment_fn(module, params) if module else None
     trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
-    # One folder per execution: concurrent runs on a cluster may share the root.
-    with remove_caches(os.path.join(trainer_root, CACHE_DIR,
-                                    os.path.basename(fn_args.model_run_dir))) as cache_dir:
+    # One folder per execution and process: concurrent runs on a cluster may share
+    # the root, and a killed run's folder is found by its dead process.
+    cache_root = params.cache_root or os.path.join(trainer_root, CACHE_DIR)
+    with remove_caches(decode_cache_folder(cache_root, os.path.basename(fn_args.model_run_dir),
+                                           os.getpid())) as cache_dir:
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
                                              len(labels), cache_dir, augment)
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], plan.global_batch)

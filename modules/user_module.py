@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
+from components.storage import files
 from modules.summaries import HISTOGRAM_SUMMARY, IMAGE_SUMMARY, HistogramSummary, ImageSummary
 
 # Plenty for a network definition; the text rides in the pipeline spec.
@@ -38,8 +39,7 @@ class ModuleFileError(ValueError):
 def read_source(path: str) -> str:
     """The file's text; ModuleFileError if missing, unreadable or too large."""
     try:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
+        data = files.read_head(path, MAX_SOURCE_BYTES + 1)
     except (tf.errors.OpError, OSError) as e:
         raise ModuleFileError(f"--module-file {path}: cannot be read "
                               f"({getattr(e, 'message', None) or e})") from None

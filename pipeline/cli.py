@@ -16,6 +16,8 @@ import typing
 from typing import List, Optional
 
 from components.image_example_gen.readers.folder_tree import DatasetError
+from components.storage import files
+from components.storage.files import StorageError
 from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline import commands, startup
 from pipeline.errors import PipelineFailed, UsageError
@@ -214,11 +216,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as e:
         parser.exit(EXIT_BAD_INPUT, f"imagepipe: error: {e}\n")
     _quiet_libraries(config.verbose)
-    config = config.replace(output=commands.local_abspath(config.output),
-                            data=commands.local_abspath(config.data))
+    config = config.replace(output=files.absolute(config.output), data=files.absolute(config.data),
+                            state_dir=config.state_dir and files.absolute(config.state_dir))
     try:
         commands.COMMANDS[args.command](config, args)
-    except (UsageError, DatasetError) as e:
+    except (UsageError, DatasetError, StorageError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except PipelineFailed as e:

@@ -6,27 +6,34 @@ needs them, so `--help` and bad flags answer at once.
 import argparse
 import os
 
+from components.storage import files
+from components.storage.access import check_readable, check_writable
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 
 
 def _check_output(path: str) -> None:
-    """Fail fast, with exit 2, if `--output` cannot be written."""
-    try:
-        os.makedirs(path, exist_ok=True)
-        probe = os.path.join(path, ".imagepipe-write-test")
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"--output {path}: not writable ({e.strerror or e})") from None
+    """Fail fast, with exit 2, if `--output` cannot be written (a folder or a bucket)."""
+    check_writable(path, "--output")
+
+
+def _check_data(path: str) -> None:
+    """A remote --data's bucket and prefix, checked before anything else (exit 2)."""
+    if files.is_remote(path):
+        check_readable(path, "--data")
 
 
 def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_data(config.data)
     _check_output(config.output)
+    from pipeline.local import state
     from pipeline.local.lock import output_lock
-    with output_lock(config.output):  # refuses at once if another run holds it
-        from pipeline.local import runner as local_runner  # heavy: TensorFlow, TFX, Beam load only here
+    os.makedirs(config.state_path, exist_ok=True)
+    label = None if config.state_path == config.output else \
+        f"--output {config.output} (state folder {config.state_path})"
+    with output_lock(config.state_path, label):  # refuses at once if another run holds it
+        state.prepare(config.state_path)  # under the lock: no other run is using it
+        from pipeline.local import runner as local_runner  # heavy: TensorFlow, TFX, Beam
         local_runner.run(config)
 
 
@@ -60,11 +67,11 @@ def _predict_batch(config: PipelineConfig, args: argparse.Namespace) -> None:
     if args.predict_output is None:
         raise UsageError("--data needs --output FILE (.jsonl or .csv)")
     from pipeline.prediction.batch_io import output_kind, plan_job
-    output = local_abspath(args.predict_output)
+    output = files.absolute(args.predict_output)
     output_kind(output)  # the extension, before anything heavy loads
     if "://" not in output:
         _check_output(os.path.dirname(output))
-    job = plan_job(args.model, local_abspath(args.predict_data), output, args.top_k,
+    job = plan_job(args.model, files.absolute(args.predict_data), output, args.top_k,
                    config.image_key)
     from pipeline.prediction.batch import run_batch_predict  # heavy: Beam loads only here
     predicted, failed = run_batch_predict(job, config.beam_pipeline_args)
@@ -122,8 +129,3 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
 COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_compile,
             "report": command_report, "runs": command_runs, "config": command_config,
             "predict": command_predict, "plan": command_plan}
-
-
-def local_abspath(path: str) -> str:
-    """Absolute local paths, so TFX artifacts do not depend on the cwd; URLs unchanged."""
-    return path if "://" in path else os.path.abspath(path)

@@ -4,6 +4,7 @@ CLI flags are generated from the fields below (see `pipeline.cli`), so a
 default or a help text is written exactly once, here.
 """
 import dataclasses
+import hashlib
 import os
 import re
 import shlex
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import List, Optional, Type, TypeVar
 
 from components.contract import IMAGE_KEY, LABEL_KEY
+from components.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
 from components.image_pusher.settings import QUANTIZATIONS, PushSettings
 from modules.params import MODELS, MODULE
@@ -58,8 +60,16 @@ class PipelineConfig:
                             "image bytes. Example: --image-key image_raw")
     label_key: str = _field(LABEL_KEY, "TFRecord input: int64 feature with the "
                             "0-based label. Example: --label-key label")
-    output: str = _field("outputs", "Directory for everything a run writes: TFX artifacts, "
-                         "ML Metadata, pushed models, summary.json. Example: --output /tmp/run1")
+    output: str = _field("outputs", "Folder or bucket (gs://...) for everything a run "
+                         "writes: TFX artifacts, pushed models, summary.json, the report; ML "
+                         "Metadata too when it is local (else see --state-dir). Example: "
+                         "--output /tmp/run1")
+    state_dir: Optional[str] = _field(None, "Local folder for what must stay on this "
+                                      "machine: ML Metadata (SQLite), the run lock and the "
+                                      "Trainer's decode cache; never a gs:// URI. Default: "
+                                      "--output when it is local; for a gs:// --output, "
+                                      "~/.cache/imagepipe/<pipeline-name>-<hash of --output>. "
+                                      "Example: --state-dir /var/tmp/imagepipe-flowers")
     pipeline_name: str = _field("imagepipe", "TFX pipeline name; runs with the same name and "
                                 "output share the cache and the baseline model.")
     model_name: str = _field("imagepipe", "Name of the pushed model: "
@@ -175,6 +185,8 @@ class PipelineConfig:
             # context): no separators or '..' that could write outside the output.
             ("model_name", _SAFE_NAME.match(self.model_name) is not None, _NAME_RULE),
             ("pipeline_name", _SAFE_NAME.match(self.pipeline_name) is not None, _NAME_RULE),
+            ("state_dir", unset("state_dir") or not is_remote(self.state_dir),
+             "must be a local folder (SQLite and file locks need one)"),
         ]
         problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels)
@@ -188,9 +200,20 @@ class PipelineConfig:
         return os.path.join(self.output, "tfx")
 
     @property
+    def state_path(self) -> str:
+        """The local state folder (see `state_dir`); the same for every run of one output."""
+        if self.state_dir:
+            return self.state_dir
+        if not is_remote(self.output):
+            return self.output
+        digest = hashlib.sha256(self.output.rstrip("/").encode()).hexdigest()[:12]
+        return os.path.join(os.path.expanduser("~"), ".cache", "imagepipe",
+                            f"{self.pipeline_name}-{digest}")
+
+    @property
     def metadata_path(self) -> str:
-        """SQLite ML Metadata store of this output directory."""
-        return os.path.join(self.output, "metadata.sqlite")
+        """The SQLite ML Metadata store of this output, in the local state folder."""
+        return os.path.join(self.state_path, "metadata.sqlite")
 
     @property
     def serving_dir(self) -> str:

@@ -4,11 +4,12 @@ The file holds the same settings as the flags, by field name (`train_steps`
 or `train-steps`). Values are type-checked against the dataclass, so a typo
 or a string where a number belongs fails before anything runs.
 """
-import os
 import typing
 from typing import Any, Dict
 
 import yaml
+
+from components.storage import files
 
 from pipeline.config import ConfigError, PipelineConfig, config_fields
 
@@ -45,15 +46,17 @@ def _toml():
 
 def load_config_file(path: str) -> Dict[str, Any]:
     """{field name: value} from a .yaml/.yml or .toml file; raises ConfigError naming it."""
-    if not os.path.isfile(path):
+    try:
+        found = files.isfile(path)
+    except Exception as e:  # noqa: BLE001  (a refused or missing bucket: name it, exit 2)
+        raise ConfigError(f"--config {path}: cannot be read ({e})") from None
+    if not found:
         raise ConfigError(f"--config {path}: no such file")
     try:
         if path.endswith(".toml"):
-            with open(path, "rb") as f:
-                values = _toml().loads(f.read().decode("utf-8"))
+            values = _toml().loads(files.read_text(path))
         elif path.endswith((".yaml", ".yml")):
-            with open(path) as f:
-                values = yaml.safe_load(f) or {}
+            values = yaml.safe_load(files.read_text(path)) or {}
         else:
             raise ConfigError(f"--config {path}: use a .yaml, .yml or .toml file")
     except ConfigError:

@@ -8,6 +8,7 @@ path or edit base_path.
 """
 import os
 
+from components.storage import files
 from components.versions import is_local
 
 # Conservative defaults for CPU serving of small images; tune per deployment.
@@ -19,12 +20,7 @@ num_batch_threads { value: 4 }
 
 
 def _model_folders(serving_root: str):
-    if is_local(serving_root):
-        return [n for n in os.listdir(serving_root)
-                if os.path.isdir(os.path.join(serving_root, n)) and not n.startswith(".")]
-    import tensorflow as tf
-    return [n.rstrip("/") for n in tf.io.gfile.listdir(serving_root)
-            if tf.io.gfile.isdir(os.path.join(serving_root, n)) and not n.startswith(".")]
+    return [n for n in files.list_dir(serving_root)[0] if not n.startswith(".")]
 
 
 def models_config(serving_root: str) -> str:
@@ -39,19 +35,7 @@ def models_config(serving_root: str) -> str:
     return "model_config_list {\n" + entries + "}\n"
 
 
-def _write_atomically(path: str, text: str) -> None:
-    if not is_local(path):  # a single object is replaced atomically by the store
-        import tensorflow as tf
-        with tf.io.gfile.GFile(path, "w") as f:
-            f.write(text)
-        return
-    temp = f"{path}.tmp"
-    with open(temp, "w") as f:
-        f.write(text)
-    os.replace(temp, path)
-
-
 def write_serving_configs(serving_root: str) -> None:
     """(Re)writes models.config and batching.config in `serving_root`."""
-    _write_atomically(os.path.join(serving_root, "models.config"), models_config(serving_root))
-    _write_atomically(os.path.join(serving_root, "batching.config"), BATCHING_CONFIG)
+    files.write_text(os.path.join(serving_root, "models.config"), models_config(serving_root))
+    files.write_text(os.path.join(serving_root, "batching.config"), BATCHING_CONFIG)

@@ -6,7 +6,9 @@
 Files are gzipped TFRecords, like TFX ExampleGen's own output, so they load
 with `tf.data.TFRecordDataset(files, compression_type="GZIP")`. Everything is
 written to a sibling temporary folder and renamed into place at the end, so
-OUT is never seen half-written.
+OUT is never seen half-written. A gs:// OUT is staged locally and uploaded
+with ingest_report.json last (the old one removed first): without the
+report, readers know the folder is not a complete ingest.
 """
 import os
 import shutil
@@ -15,6 +17,8 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from components.contract import INGEST_REPORT_FILE, SPLITS
+from components.storage import files
+from components.storage.tree_copy import copy_tree
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.encoding.parallel import local_processes
@@ -25,14 +29,19 @@ from pipeline.report.console import data_warnings
 
 def _check_target(output: str) -> None:
     """OUT may be new, empty, or a previous ingest's output (which is replaced)."""
-    if os.path.isdir(output) and os.listdir(output) and not os.path.exists(
+    if files.isdir(output) and files.listdir(output) and not files.exists(
             os.path.join(output, INGEST_REPORT_FILE)):
         raise UsageError(f"--output {output}: exists and is not an earlier ingest's output; "
                          "choose a new or empty folder")
 
 
 def _publish(staging: str, output: str) -> None:
-    """Atomically replace `output` with `staging` (same filesystem)."""
+    """Atomically replace `output` with `staging` (same filesystem), or upload it."""
+    if files.is_remote(output):
+        files.remove(os.path.join(output, INGEST_REPORT_FILE))
+        files.rmtree(output)
+        copy_tree(staging, output, last=INGEST_REPORT_FILE)
+        return
     if os.path.exists(output):
         trash = staging + ".old"
         os.rename(output, trash)
@@ -62,9 +71,12 @@ def run_ingest(config: PipelineConfig) -> dict:
     listing = list_dataset(config.data, options)
     output = config.output.rstrip("/")
     _check_target(output)
-    parent = os.path.dirname(output) or "."
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".ingest-", dir=parent)
+    if files.is_remote(output):
+        staging = tempfile.mkdtemp(prefix="imagepipe-ingest-")
+    else:
+        parent = os.path.dirname(output) or "."
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".ingest-", dir=parent)
     try:
         return _ingest_into(staging, output, config.data, listing, options,
                             config.beam_pipeline_args)

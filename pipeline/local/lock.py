@@ -12,7 +12,7 @@ import fcntl
 import json
 import os
 import time
-from typing import Iterator
+from typing import Iterator, Optional
 
 from pipeline.errors import UsageError
 
@@ -20,23 +20,25 @@ LOCK_FILE = ".imagepipe.lock"
 
 
 @contextlib.contextmanager
-def output_lock(output: str) -> Iterator[None]:
-    """Holds the output directory's lock, or raises UsageError at once if a run has it."""
-    path = os.path.join(output, LOCK_FILE)
+def output_lock(folder: str, label: Optional[str] = None) -> Iterator[None]:
+    """Holds the lock in `folder` (the run's local state folder), or raises UsageError at
+    once if a run has it; messages name `label` (default: "--output <folder>")."""
+    path = os.path.join(folder, LOCK_FILE)
+    label = label or f"--output {folder}"
     try:  # never follow a planted symlink into someone else's file
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as e:
-        raise UsageError(f"--output {output}: cannot create {LOCK_FILE}: {e.strerror}") \
+        raise UsageError(f"{label}: cannot create {LOCK_FILE}: {e.strerror}") \
             from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"--output {output}: another imagepipe run is using it "
+            raise UsageError(f"{label}: another imagepipe run is using it "
                              f"({_holder(path)}); wait for it, or use another --output") \
                 from None
         except OSError as e:  # ENOLCK, EOPNOTSUPP: some network and FUSE filesystems
-            raise UsageError(f"--output {output}: its filesystem does not support file "
+            raise UsageError(f"{label}: its filesystem does not support file "
                              f"locks ({e.strerror}); use a local --output") from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())

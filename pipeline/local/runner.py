@@ -13,6 +13,7 @@ from pipeline.errors import PipelineFailed
 from pipeline.planning.memory import memory_line
 from pipeline.dag import create_pipeline
 from pipeline.planning.plan import plan_lines
+from pipeline.local import state
 from pipeline.local.progress import component_lines
 from pipeline.planning.resolve import resolve_plan
 
@@ -28,7 +29,12 @@ def run(config: PipelineConfig) -> dict:
       PipelineFailed: a component failed; names it.
     """
     plan, memory = resolve_plan(config)
-    print("\n".join([*plan_lines(plan), memory_line(memory)]), flush=True)
+    plan = dataclasses.replace(plan, decode_cache_root=state.decode_cache_root(config.state_path))
+    lines = [*plan_lines(plan), memory_line(memory)]
+    if config.state_path != config.output:
+        lines.append(f"state     {config.state_path}: ML Metadata, the run lock and the "
+                     "decode cache stay on this machine")
+    print("\n".join(lines), flush=True)
     config = plan.config
     tfx_pipeline = create_pipeline(plan, config.beam_pipeline_args)
     start = time.time()

@@ -2,21 +2,26 @@
 
 The model's input shape must be static (TPUs, TFLite and the exported
 signatures need it), so it is fixed at pipeline construction. Arrays declare
-their shape; for image files PIL reads only headers here, not pixels.
+their shape; for image files PIL reads only headers here, not pixels (in a
+bucket, the first bytes of each sampled object, read in parallel).
 """
 import collections
 import dataclasses
 import io
 import os
 import random
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 from PIL import Image
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.options import IngestOptions
+from components.storage import files
 
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
+# Bytes read of each sampled object in a bucket: enough for the header of
+# PNG, GIF, BMP and most JPEGs; a longer header falls back to the whole file.
+HEAD_BYTES = 64 << 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,9 +78,25 @@ def probe_images(root: str, listing: Listing, options: IngestOptions,
         from components.image_example_gen.readers.tfrecords import sample_images  # imports TF
         blobs = sample_images(root, listing, options, sample)
         return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
-    files = listing.files
-    if len(files) > sample:
-        files = random.Random(seed).sample(files, sample)
-    return _summarize([lambda f=f: Image.open(os.path.join(root, f.relpath)) for f in files],
-                      root)
+    chosen = listing.files
+    if len(chosen) > sample:
+        chosen = random.Random(seed).sample(chosen, sample)
+    paths = [os.path.join(root, f.relpath) for f in chosen]
+    if not files.is_remote(root):  # PIL reads only the header of a local file
+        return _summarize([lambda p=p: Image.open(p) for p in paths], root)
+    return _summarize([lambda p=p, h=h: _open_head(p, h)
+                       for p, h in zip(paths, files.read_heads(paths, HEAD_BYTES))], root)
+
+
+def _open_head(path: str, head: Optional[bytes]) -> Image.Image:
+    """The image's header from its first bytes; the whole file if they were too few
+    (a JPEG's size can follow a large EXIF block)."""
+    if head is None:
+        raise OSError(f"{path}: cannot be read")
+    try:
+        return Image.open(io.BytesIO(head))
+    except (OSError, SyntaxError):
+        if len(head) < HEAD_BYTES:
+            raise
+        return Image.open(io.BytesIO(files.read_bytes(path)))
 

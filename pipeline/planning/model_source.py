@@ -11,6 +11,9 @@ import hashlib
 import os
 from typing import Optional
 
+from components.storage import files
+from components.storage.access import check_readable
+from components.storage.files import StorageError
 from modules.params import BACKBONE_NAMES, MODULE
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
@@ -48,7 +51,13 @@ def _file_sha256(path: str) -> str:
 def _weights(config: PipelineConfig):
     """(weights, sha256): a local file is made absolute, checked readable and hashed."""
     weights = config.weights or IMAGENET
-    if weights in (IMAGENET, NO_WEIGHTS) or "://" in weights:  # remote: read by the Trainer
+    if weights in (IMAGENET, NO_WEIGHTS):
+        return weights, None
+    if files.is_remote(weights):  # read by the Trainer; checked here, not downloaded to hash
+        try:
+            check_readable(weights, "--weights")
+        except StorageError:
+            check_readable(weights + ".index", "--weights")  # a checkpoint prefix
         return weights, None
     path = os.path.abspath(os.path.expanduser(weights))
     candidates = [p for p in (path, path + ".index") if os.path.isfile(p)]
@@ -83,7 +92,7 @@ def read_source(config: PipelineConfig) -> ModelSource:
             raise UsageError(f"--module-file and --model {config.model} both name the "
                              "network: give one")
         from modules import user_module
-        path = os.path.abspath(os.path.expanduser(config.module_file))
+        path = files.absolute(config.module_file)
         try:
             text = user_module.read_source(path)
         except user_module.ModuleFileError as e:

@@ -28,6 +28,8 @@ class Plan:
     hardware: str  # "cpu", "gpu" or "tpu"
     cache_bytes: int
     source: ModelSource = ModelSource("builtin", None)
+    # The Trainer's decode cache on a local run (the state folder's); None on a cluster.
+    decode_cache_root: Optional[str] = None
 
     @property
     def fine_tunes(self) -> bool:
@@ -47,7 +49,8 @@ class Plan:
             weights_sha256=s.weights_sha256,
             head_share=rules.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
             fine_tune_lr_factor=rules.FINE_TUNE_LR_FACTOR if self.fine_tunes else 1.0,
-            module_file=s.path, module_source=s.text, module_sha256=s.sha256)
+            module_file=s.path, module_source=s.text, module_sha256=s.sha256,
+            cache_root=self.decode_cache_root)
 
     def transform_params(self) -> TransformParams:
         """Transform's typed settings (its custom_config)."""

@@ -14,18 +14,19 @@ from typing import List, Tuple
 
 import numpy as np
 
+from components.storage import files
 from components.versions import versions
 from pipeline.errors import UsageError
 
 
 def resolve_model(path: str) -> Tuple[str, str]:
     """("saved_model" or "tflite", the path to load), or UsageError naming --model."""
-    if path.endswith(".tflite") and os.path.isfile(path):
+    if path.endswith(".tflite") and files.isfile(path):
         return "tflite", path
-    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+    if files.isfile(os.path.join(path, "saved_model.pb")):
         return "saved_model", path
     complete = [v for v in versions(path)
-                if os.path.isfile(os.path.join(path, str(v), "saved_model.pb"))]
+                if files.isfile(os.path.join(path, str(v), "saved_model.pb"))]
     if complete:
         return "saved_model", os.path.join(path, str(complete[-1]))
     raise UsageError(f"--model {path}: not a SavedModel folder, a serving base folder with "
@@ -76,8 +77,7 @@ def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int
     lines, errors = [], 0
     for path in images:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = files.read_bytes(path)
             decode_fully(data, DEFAULT_MAX_PIXELS)  # the ingestion's check: a clear reason, not a graph error
             scores = predictor.probabilities(data)
         except (OSError, BadImageError) as e:

@@ -4,6 +4,8 @@ import json
 import os
 from typing import Dict
 
+from components.storage import files
+from components.storage.tree_copy import copy_tree
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 
@@ -16,14 +18,27 @@ INPUTS_FILE = ".inputs.json"
 
 
 def build_report(config: PipelineConfig, report_dir: str = None) -> str:
-    """Writes the report of the latest run in `config.output`; returns index.html's path."""
-    if not os.path.exists(config.summary_path):
+    """Writes the report of the latest run in `config.output`; returns index.html's path.
+
+    Charts are drawn into a local folder: `<output>/report` itself, or for a
+    gs:// output the state folder's copy, uploaded afterwards (index.html last).
+    """
+    if not files.exists(config.summary_path):
         raise UsageError(f"--output {config.output}: no summary.json; run `imagepipe run "
                          f"--output {config.output}` first")
-    with open(config.summary_path) as f:
-        summary = json.load(f)
+    summary = json.loads(files.read_text(config.summary_path))
+    target = report_dir or os.path.join(config.output, "report")
+    local = target if not files.is_remote(target) else os.path.join(config.state_path, "report")
+    index = _build(config, summary, local)
+    if local == target:
+        return index
+    copy_tree(local, target, last="index.html")
+    return os.path.join(target, "index.html")
+
+
+def _build(config: PipelineConfig, summary: dict, report_dir: str) -> str:
+    """The report's files in the local folder `report_dir`; returns index.html's path."""
     from pipeline.report import collect  # heavy: TensorFlow
-    report_dir = report_dir or os.path.join(config.output, "report")
     os.makedirs(report_dir, exist_ok=True)
     path = lambda name: os.path.join(report_dir, name)  # noqa: E731
     uris = collect.artifact_uris(config)

@@ -4,7 +4,6 @@ The gallery uses the Trainer's model (blessed or not) on the eval split; the
 samples go through the run's own Transform graph; the curves come from the
 Trainer's TensorBoard event files.
 """
-import glob
 import os
 from typing import Dict, List, Optional, Tuple
 
@@ -103,7 +102,7 @@ def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:
     history: Dict[str, Dict[str, List[float]]] = {}
     for split in ("train", "validation"):
         by_step: Dict[str, Dict[int, float]] = {"loss": {}, "accuracy": {}}
-        for path in sorted(glob.glob(os.path.join(model_run_uri, split, "events.out.*"))):
+        for path in sorted(tf.io.gfile.glob(os.path.join(model_run_uri, split, "events.out.*"))):
             for event in tf.compat.v1.train.summary_iterator(path):
                 for value in event.summary.value:
                     metric = value.tag[len("epoch_"):]

@@ -5,13 +5,13 @@ their files), never from what the runner believes it asked for: a cached
 component reports the artifacts it reused, and a failed one is found by state.
 """
 import json
-import os
 from typing import List, Optional
 
 import tensorflow_model_analysis as tfma
 
 from components import contract as ids
 from components.contract import read_ingest_report
+from components.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
 from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
@@ -91,7 +91,4 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
 
 def write_summary(config: PipelineConfig, summary: dict) -> None:
     """Writes summary.json atomically: readers never see a half-written file."""
-    tmp = config.summary_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(summary, f, indent=2, ensure_ascii=False)
-    os.replace(tmp, config.summary_path)
+    files.write_text(config.summary_path, json.dumps(summary, indent=2, ensure_ascii=False))

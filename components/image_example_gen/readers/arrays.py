@@ -14,6 +14,7 @@ import numpy as np
 
 from components.contract import EVAL, TRAIN
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
+from components.storage import files
 
 CHUNK = 10_000
 # IDX type codes (third magic byte) and their big-endian dtypes.
@@ -37,9 +38,8 @@ class ArrayChunk:
 
 
 def _read_bytes(path: str) -> bytes:
-    import tensorflow as tf  # gfile: local, gs:// and other filesystems alike
-    with tf.io.gfile.GFile(path, "rb") as f:
-        data = f.read()
+    """The file's bytes, gunzipped if gzipped; local or remote (components/storage)."""
+    data = files.read_bytes(path)
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
@@ -62,7 +62,7 @@ def parse_idx(data: bytes, name: str) -> np.ndarray:
 
 def _idx_file(root: str, prefix: str, kind: str) -> Optional[str]:
     for name in (f"{prefix}-{kind}", f"{prefix}-{kind}.gz"):
-        if os.path.isfile(os.path.join(root, name)):
+        if files.isfile(os.path.join(root, name)):
             return name
     return None
 
@@ -117,9 +117,9 @@ def list_idx(root: str) -> Listing:
 
 
 def _npz_path(root: str) -> str:
-    if os.path.isfile(root):
+    if not files.isdir(root):
         return root
-    found = sorted(n for n in os.listdir(root) if n.lower().endswith(".npz"))
+    found = [n for n in files.list_dir(root)[1] if n.lower().endswith(".npz")]
     if len(found) != 1:
         raise DatasetError(f"--data {root}: expected exactly one .npz file, found {found}")
     return os.path.join(root, found[0])
@@ -130,7 +130,7 @@ def list_npz(root: str) -> Listing:
     path = _npz_path(root)
     name = os.path.basename(path)
     try:
-        arrays = np.load(path, allow_pickle=False)
+        arrays = np.load(io.BytesIO(files.read_bytes(path)), allow_pickle=False)
     except (OSError, ValueError) as e:
         raise DatasetError(f"{path}: not a readable .npz ({e})") from None
     with arrays:

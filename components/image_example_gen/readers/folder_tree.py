@@ -1,14 +1,16 @@
 """List a class-per-folder image tree: which files are images of which class.
 
-Pure file-system logic, no TensorFlow: the executor calls it once on the
-launcher, before Beam starts, so the label vocabulary is fixed for all splits
-and workers.
+Pure file-system logic through components/storage (no TensorFlow for local
+trees; one listing call per folder on a bucket): the executor calls it once
+on the launcher, before Beam starts, so the label vocabulary is fixed for
+all splits and workers.
 """
 import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
 from components.contract import EVAL, TRAIN
+from components.storage import files
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
 TRAIN_DIR = "train"
@@ -53,33 +55,11 @@ def is_image_name(name: str) -> bool:
     return name.lower().endswith(IMAGE_EXTENSIONS) and not name.startswith(".")
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
-    """False for symlink loops and unreadable entries too (is_dir raises on ELOOP)."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _is_file_or_unreadable(entry: os.DirEntry) -> bool:
-    """Image-named files, and entries that cannot even be stat'ed (a symlink loop):
-    listing those lets ingestion skip them with the OS's reason, instead of
-    the listing failing or dropping them silently."""
-    try:
-        return entry.is_file()
-    except OSError:
-        return True
-
-
 def _subdirs(root: str) -> Tuple[List[str], int]:
     """Visible sub-folders of `root`, sorted, and how many other entries there were."""
-    dirs, ignored = [], 0
-    for entry in os.scandir(root):
-        if _is_dir(entry) and not entry.name.startswith("."):
-            dirs.append(entry.name)
-        else:
-            ignored += 1
-    return sorted(dirs), ignored
+    dirs, names = files.list_dir(root)
+    visible = [d for d in dirs if not d.startswith(".")]
+    return visible, len(names) + len(dirs) - len(visible)
 
 
 def _utf8(name: str) -> bool:
@@ -109,13 +89,15 @@ def _images_per_class(root: str, prefix: str = ""
                         "reason": "folder name is not valid UTF-8; rename it"})
             continue
         images = []
-        for entry in sorted(os.scandir(os.path.join(root, name)), key=lambda e: e.name):
-            if not (is_image_name(entry.name) and _is_file_or_unreadable(entry)):
+        subdirs, names_here = files.list_dir(os.path.join(root, name))
+        ignored += len(subdirs)
+        for file_name in names_here:
+            if not is_image_name(file_name):
                 ignored += 1
-            elif _utf8(entry.name):
-                images.append(entry.name)
+            elif _utf8(file_name):
+                images.append(file_name)
             else:
-                bad.append({"path": printable(f"{prefix}{name}/{entry.name}"),
+                bad.append({"path": printable(f"{prefix}{name}/{file_name}"),
                             "reason": "file name is not valid UTF-8; rename it"})
         if images:
             per_class[name] = images
@@ -134,9 +116,9 @@ def split_dirs(root: str) -> Optional[Dict[str, str]]:
 
 
 def _check_root(root: str) -> None:
-    if not os.path.exists(root):
+    if not files.exists(root):
         raise DatasetError(f"--data {root}: no such file or directory")
-    if not os.path.isdir(root):
+    if not files.isdir(root):
         raise DatasetError(f"--data {root}: not a directory of class folders")
 
 
@@ -169,9 +151,9 @@ def list_class_folders(root: str) -> Listing:
             f"--data {root}: found no images; expected class folders such as "
             f"{root}/cat/1.jpg with extensions {', '.join(IMAGE_EXTENSIONS)}")
     label = {name: i for i, name in enumerate(classes)}
-    files = [ImageFile(f"{prefix}{name}/{image}", label[name], split)
-             for split, (prefix, per_class) in found.items()
-             for name in classes for image in per_class.get(name, [])]
+    images = [ImageFile(f"{prefix}{name}/{image}", label[name], split)
+              for split, (prefix, per_class) in found.items()
+              for name in classes for image in per_class.get(name, [])]
     unused = [] if splits is None else sorted(set(_subdirs(root)[0]) - set(splits.values()))
-    return Listing(classes=classes, files=files, ignored=ignored,
+    return Listing(classes=classes, files=images, ignored=ignored,
                    empty_classes=sorted(empty - set(classes)), unused=unused, skipped=bad)

@@ -11,19 +11,20 @@ from components.image_example_gen.readers.folder_tree import (
 )
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import list_tfrecord
+from components.storage import files
 
 
 def detect_format(root: str) -> str:
     """'folder', 'idx', 'npz' or 'tfrecord', from file names alone."""
-    if not os.path.exists(root):
+    if not files.exists(root):
         raise DatasetError(f"--data {root}: no such file or directory")
-    if os.path.isfile(root):
+    if not files.isdir(root):
         names = [root]
     else:
-        names = os.listdir(root)
+        names = files.listdir(root)
         splits = split_dirs(root)
         if splits:
-            names += os.listdir(os.path.join(root, splits[TRAIN]))
+            names += files.listdir(os.path.join(root, splits[TRAIN]))
     lowered = [os.path.basename(n).lower() for n in names]
     if any("-idx3-ubyte" in n for n in lowered):
         return "idx"

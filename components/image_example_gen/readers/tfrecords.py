@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing, split_dirs
 from components.image_example_gen.options import IngestOptions
+from components.storage import files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,14 +47,13 @@ def check_keys(example: tf.train.Example, options: IngestOptions, name: str) -> 
 
 def _record_files(folder: str) -> List[str]:
     """Files named *.tfrecord* in `folder`, else every visible file there."""
-    files = sorted(n for n in os.listdir(folder)
-                   if not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
-    named = [n for n in files if ".tfrecord" in n.lower()]
-    return named or files
+    visible = [n for n in files.list_dir(folder)[1] if not n.startswith(".")]
+    named = [n for n in visible if ".tfrecord" in n.lower()]
+    return named or visible
 
 
 def _units(root: str) -> List[RecordFile]:
-    if os.path.isfile(root):
+    if not files.isdir(root):
         return [RecordFile("")]
     splits = split_dirs(root)
     if splits:  # e.g. an `imagepipe ingest` output: train/ and eval/ keep their splits
