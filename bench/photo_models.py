@@ -60,7 +60,7 @@ def train_one(name, build, x, y, train, epochs: int, batch: int, seed: int) -> d
     """Trains one candidate; its per-epoch eval accuracy and steady seconds per epoch."""
     import tensorflow as tf
     import tf_keras as keras
-    from modules.augment import Augmentation, augment_batch
+    from modules.augment import Augmentation, augment_batches
     from modules.model import compile_model
     from modules.params import TrainerParams
     from modules.schedule import Schedule, learning_rate
@@ -69,10 +69,9 @@ def train_one(name, build, x, y, train, epochs: int, batch: int, seed: int) -> d
     onehot = np.eye(classes, dtype=np.float32)[y]
     steps = int(train.sum()) // batch
     aug = Augmentation(crop=0, flip=True, color=0.2, scale=0.25)
-    data = (tf.data.Dataset.from_tensor_slices((x[train], onehot[train]))
-            .shuffle(int(train.sum()), seed=seed).repeat()
-            .batch(batch, drop_remainder=True)
-            .map(lambda i, l: (augment_batch(i, aug), l)).prefetch(2))
+    data = augment_batches(tf.data.Dataset.from_tensor_slices((x[train], onehot[train]))
+                           .shuffle(int(train.sum()), seed=seed).repeat()
+                           .batch(batch, drop_remainder=True), aug, seed).prefetch(2)
     params = TrainerParams(
         model="photo", batch_size=batch, epochs=epochs, train_steps=None, eval_steps=None,
         optimizer="adam", learning_rate=2e-3, warmup_epochs=1.0, early_stopping_patience=0,

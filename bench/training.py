@@ -97,14 +97,14 @@ def numpy_fit(images, labels, params, epochs: int, steps: int, augment: bool = F
     plan = select_strategy(params.tpu, params.batch_size,
                            mixed_precision=not params.full_precision)
     classes = int(labels.max()) + 1
-    from modules.augment import Augmentation, augment_batch
+    from modules.augment import Augmentation, augment_batches
     dataset = (tf.data.Dataset.from_tensor_slices((images, np.eye(classes)[labels]))
                .shuffle(len(images), seed=params.seed).repeat()
                .batch(plan.global_batch, drop_remainder=True))
     if augment:
         aug = Augmentation(params.augment_crop, params.augment_flip, params.augment_color,
                            params.augment_scale)
-        dataset = dataset.map(lambda x, y: (augment_batch(x, aug), y))
+        dataset = augment_batches(dataset, aug, params.seed)
     dataset = dataset.prefetch(tf.data.AUTOTUNE)
     with plan.strategy.scope():
         model = compile_model(MODELS[params.model](images.shape[1:], classes),

@@ -1,10 +1,12 @@
 """Training-only augmentation of normalized image batches: crops, flip, brightness, contrast.
 
 Each image gets its own random draw (tf.image's batch ops would share one
-per batch). Shapes stay static and nothing leaves the graph (no
-py_function), so the same input pipeline feeds a TPU.
+per batch), keyed by (seed, batch index) so a seeded run repeats. Shapes
+stay static and nothing leaves the graph (no py_function), so the same input
+pipeline feeds a TPU.
 """
 import dataclasses
+from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -26,16 +28,27 @@ class Augmentation:
         return bool(self.crop or self.flip or self.color or self.scale)
 
 
-def _crop(images: tf.Tensor, margin: int) -> tf.Tensor:
+# Stateless draws per augment_batch call: a resized crop's five, the crop's
+# two, a flip's one, color's two (an upper bound; unused keys cost nothing).
+_DRAWS = 10
+
+
+def _uniform(keys: Iterator[tf.Tensor], shape, low=0.0, high=1.0, dtype=tf.float32):
+    """A stateless uniform draw with the next key."""
+    return tf.random.stateless_uniform(shape, next(keys), low, high, dtype)
+
+
+def _crop(images: tf.Tensor, margin: int, keys: Iterator[tf.Tensor]) -> tf.Tensor:
     """Pads by `margin` and crops back at a random offset per image: two batched gathers."""
     batch, height, width, _ = images.shape
     padded = tf.pad(images, [[0, 0], [margin, margin], [margin, margin], [0, 0]])
-    dy, dx = (tf.random.uniform([batch, 1], 0, 2 * margin + 1, tf.int32) for _ in range(2))
+    dy, dx = (_uniform(keys, [batch, 1], 0, 2 * margin + 1, tf.int32) for _ in range(2))
     rows = tf.gather(padded, dy + tf.range(height), axis=1, batch_dims=1)
     return tf.gather(rows, dx + tf.range(width), axis=2, batch_dims=1)
 
 
-def _resized_crop(images: tf.Tensor, min_area: float, flip: bool) -> tf.Tensor:
+def _resized_crop(images: tf.Tensor, min_area: float, flip: bool,
+                  keys: Iterator[tf.Tensor]) -> tf.Tensor:
     """Inception-style random resized crop: a box of area [min_area, 1] and aspect
     3/4..4/3 per image, resized back to the input size (one batched op).
 
@@ -43,28 +56,33 @@ def _resized_crop(images: tf.Tensor, min_area: float, flip: bool) -> tf.Tensor:
     crop_and_resize samples as a mirror image: the flip costs no extra pass.
     """
     batch, height, width, _ = images.shape
-    area = tf.random.uniform([batch], min_area, 1.0)
-    aspect = tf.exp(tf.random.uniform([batch], np.log(3 / 4), np.log(4 / 3)))
+    area = _uniform(keys, [batch], min_area, 1.0)
+    aspect = tf.exp(_uniform(keys, [batch], np.log(3 / 4), np.log(4 / 3)))
     box_h = tf.minimum(tf.sqrt(area / aspect), 1.0)
     box_w = tf.minimum(tf.sqrt(area * aspect), 1.0)
-    top = tf.random.uniform([batch]) * (1.0 - box_h)
-    left = tf.random.uniform([batch]) * (1.0 - box_w)
+    top = _uniform(keys, [batch]) * (1.0 - box_h)
+    left = _uniform(keys, [batch]) * (1.0 - box_w)
     right = left + box_w
     if flip:
-        mirrored = tf.random.uniform([batch]) < 0.5
+        mirrored = _uniform(keys, [batch]) < 0.5
         left, right = tf.where(mirrored, right, left), tf.where(mirrored, left, right)
     boxes = tf.stack([top, left, top + box_h, right], axis=1)
     return tf.image.crop_and_resize(images, boxes, tf.range(batch), [height, width])
 
 
-def _per_image(shape0: int, low: float, high: float) -> tf.Tensor:
+def _per_image(keys: Iterator[tf.Tensor], shape0: int, low: float, high: float) -> tf.Tensor:
     """One uniform draw per image, shaped to broadcast over [h, w, c]."""
-    return tf.random.uniform([shape0, 1, 1, 1], low, high)
+    return _uniform(keys, [shape0, 1, 1, 1], low, high)
 
 
-def augment_batch(images: tf.Tensor, aug: Augmentation) -> tf.Tensor:
+def augment_batch(images: tf.Tensor, aug: Augmentation,
+                  seed: Union[tf.Tensor, Tuple[int, int]]) -> tf.Tensor:
     """[batch, h, w, c] -> the same shape, each image augmented independently.
 
+    `seed` (two integers, e.g. (run seed, batch index)) alone decides every
+    draw: stateless ops, because stateful ones (tf.random.uniform) in a
+    parallel map share one generator across calls, so which batch gets which
+    draw depended on thread timing and a seeded run did not repeat.
     Vectorized over the batch (a map_fn of per-image tf.image ops cost
     much more CPU, which on a small machine the model shares; measured:
     docs/performance.md).
@@ -72,19 +90,38 @@ def augment_batch(images: tf.Tensor, aug: Augmentation) -> tf.Tensor:
     if not aug.active:
         return images
     batch = images.shape[0]
+    keys = iter(tf.unstack(tf.random.experimental.stateless_split(
+        tf.cast(seed, tf.int64), _DRAWS)))
     if aug.scale:
-        images = _resized_crop(images, aug.scale, aug.flip)
+        images = _resized_crop(images, aug.scale, aug.flip, keys)
     if aug.crop:
-        images = _crop(images, aug.crop)
+        images = _crop(images, aug.crop, keys)
     if aug.flip and not aug.scale:
-        images = tf.where(_per_image(batch, 0, 1) < 0.5, tf.reverse(images, axis=[2]), images)
+        images = tf.where(_per_image(keys, batch, 0, 1) < 0.5, tf.reverse(images, axis=[2]),
+                          images)
     if aug.color:
         # Images are normalized (mean 0, std 1 per channel): brightness b is a
         # shift in std units, contrast k a scale around each image's channel
         # means m (as tf.image.adjust_contrast does). (x + b - (m + b)) * k +
         # m + b, folded into one multiply-add: k * x + ((1 - k) * m + b).
-        brightness = _per_image(batch, -aug.color, aug.color)
-        contrast = _per_image(batch, 1 - aug.color, 1 + aug.color)
+        brightness = _per_image(keys, batch, -aug.color, aug.color)
+        contrast = _per_image(keys, batch, 1 - aug.color, 1 + aug.color)
         means = tf.reduce_mean(images, axis=[1, 2], keepdims=True)
         images = images * contrast + ((1 - contrast) * means + brightness)
     return images
+
+
+def augment_batches(batches: tf.data.Dataset, aug: Augmentation, seed: int,
+                    num_parallel_calls: Optional[int] = None) -> tf.data.Dataset:
+    """(images, labels) batches -> the same, images augmented with key (seed, batch index).
+
+    Keyed by position in the stream, each batch's draws are the same in every
+    run with `seed`, however many calls run in parallel, and differ from
+    epoch to epoch of a repeated stream.
+    """
+    if not aug.active:
+        return batches
+    return batches.enumerate().map(
+        lambda step, batch: (augment_batch(batch[0], aug, tf.stack([np.int64(seed), step])),
+                             batch[1]),
+        num_parallel_calls=num_parallel_calls)

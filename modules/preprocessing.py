@@ -37,8 +37,14 @@ def preprocessing_fn(inputs: Dict[str, Any], custom_config: Dict[str, Any]) -> D
     # Statistics per channel, over every pixel of the analyzed split: reduce
     # over a [pixels, channels] view, since analyzers reduce over axis 0.
     pixels = tf.reshape(images, [-1, params.channels])
-    mean = tft.mean(pixels, reduce_instance_dims=False)
-    std = tf.maximum(tf.sqrt(tft.var(pixels, reduce_instance_dims=False)), _MIN_STD)
+    # Accumulated in float64, rounded to float32: Beam sizes its batches by
+    # timing, so float32 partial sums merged in a different grouping changed
+    # the statistics' last bit from run to run, and with it the whole training.
+    mean = tf.cast(tft.mean(pixels, reduce_instance_dims=False, output_dtype=tf.float64),
+                   tf.float32)
+    var = tf.cast(tft.var(pixels, reduce_instance_dims=False, output_dtype=tf.float64),
+                  tf.float32)
+    std = tf.maximum(tf.sqrt(var), _MIN_STD)
     return {
         IMAGE_XF: (images - mean) / std,
         LABEL_XF: _dense_1d(inputs[LABEL_KEY]),

@@ -23,7 +23,7 @@ from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN,
                                  decode_cache_folder, examples_uri_of, read_labels, split_of,
                                  split_size)
 from modules import autograph_rules
-from modules.augment import Augmentation, augment_batch
+from modules.augment import Augmentation, augment_batches
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
 from modules.model import build_model, compile_model
@@ -92,10 +92,12 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
         labels = tf.one_hot(tf.ensure_shape(labels, shape[:1]), num_classes)
         if augment is not None:
             return tf.ensure_shape(augment(images), shape), labels
-        return augment_batch(images, augmentation), labels
+        return images, labels
 
-    batches = pairs.map(finish, num_parallel_calls=_PARALLEL).prefetch(2)
-    return batches.with_options(_OPTIONS)
+    batches = pairs.map(finish, num_parallel_calls=_PARALLEL)
+    if augment is None:
+        batches = augment_batches(batches, augmentation, seed, _PARALLEL)
+    return batches.prefetch(2).with_options(_OPTIONS)
 
 
 def _split_examples(file_pattern: str) -> int:

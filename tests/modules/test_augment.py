@@ -1,8 +1,8 @@
-"""augment_batch: static shapes, off means identity, each image its own draw."""
+"""augment_batch: static shapes, off means identity, each image its own draw, the seed decides."""
 import numpy as np
 import tensorflow as tf
 
-from modules.augment import Augmentation, augment_batch
+from modules.augment import Augmentation, augment_batch, augment_batches
 
 
 def _batch():
@@ -11,13 +11,12 @@ def _batch():
 
 def test_off_is_the_identity():
     images = _batch()
-    assert augment_batch(images, Augmentation()) is images
+    assert augment_batch(images, Augmentation(), (0, 0)) is images
 
 
 def test_crop_keeps_the_shape_and_shifts_each_image_independently():
-    tf.random.set_seed(1)
     images = tf.ones([16, 10, 10, 1])
-    out = augment_batch(images, Augmentation(crop=3))
+    out = augment_batch(images, Augmentation(crop=3), (1, 0))
     assert out.shape == images.shape
     # Zero padding that came into view marks where each crop landed: its rows and columns.
     zero = out[..., 0].numpy() == 0
@@ -30,25 +29,23 @@ def test_crop_keeps_the_shape_and_shifts_each_image_independently():
 def test_flip_and_color_keep_shape_and_stay_in_graph():
     images = _batch()
     aug = Augmentation(crop=2, flip=True, color=0.2)
-    dataset = tf.data.Dataset.from_tensors(images).map(lambda b: augment_batch(b, aug))
+    dataset = tf.data.Dataset.from_tensors(images).map(lambda b: augment_batch(b, aug, (0, 0)))
     out = next(iter(dataset))
     assert out.shape == images.shape
     assert not np.allclose(out.numpy(), images.numpy())
 
 
 def test_flip_mirrors_some_images_and_keeps_the_others():
-    tf.random.set_seed(2)
     images = _batch()
-    out = augment_batch(images, Augmentation(flip=True)).numpy()
+    out = augment_batch(images, Augmentation(flip=True), (2, 0)).numpy()
     flipped = [np.allclose(out[i], images.numpy()[i, :, ::-1]) for i in range(16)]
     kept = [np.allclose(out[i], images.numpy()[i]) for i in range(16)]
     assert all(f or k for f, k in zip(flipped, kept)) and any(flipped) and any(kept)
 
 
 def test_color_shifts_and_scales_each_image_by_its_own_amount():
-    tf.random.set_seed(3)
     images = _batch()
-    out = augment_batch(images, Augmentation(color=0.2)).numpy()
+    out = augment_batch(images, Augmentation(color=0.2), (3, 0)).numpy()
     ratios = out.std(axis=(1, 2, 3)) / images.numpy().std(axis=(1, 2, 3))
     assert ((ratios > 0.79) & (ratios < 1.21)).all() and len(set(ratios.round(4))) == 16
 
@@ -58,20 +55,30 @@ def _dark_left_bright_right():
 
 
 def test_resized_crop_gives_each_image_its_own_box_and_keeps_the_shape():
-    tf.random.set_seed(4)
     images = tf.constant(np.random.default_rng(1).normal(size=(16, 12, 12, 3)), tf.float32)
-    out = augment_batch(images, Augmentation(scale=0.25))
+    out = augment_batch(images, Augmentation(scale=0.25), (4, 0))
     in_data = next(iter(tf.data.Dataset.from_tensors(images).map(
-        lambda b: augment_batch(b, Augmentation(scale=0.25)))))
+        lambda b: augment_batch(b, Augmentation(scale=0.25), (4, 0)))))
     assert out.shape == images.shape == in_data.shape
     assert len({float(v) for v in out.numpy().std(axis=(1, 2, 3)).round(4)}) == 16
 
 
 def test_a_resized_crop_flips_half_the_images_only_when_flips_are_on():
     def brighter_on_the_right(aug):
-        out = augment_batch(_dark_left_bright_right(), aug).numpy()
+        out = augment_batch(_dark_left_bright_right(), aug, (5, 0)).numpy()
         return out[:, :, 9:].mean(axis=(1, 2, 3)) > out[:, :, :3].mean(axis=(1, 2, 3))
-    tf.random.set_seed(5)
     assert brighter_on_the_right(Augmentation(scale=0.95)).all()
     flipped = ~brighter_on_the_right(Augmentation(scale=0.95, flip=True))
     assert 0 < flipped.sum() < 16
+
+
+def test_the_seed_alone_decides_the_draws_eagerly_and_in_a_parallel_map():
+    aug = Augmentation(crop=2, flip=True, color=0.2, scale=0.5)
+    images = _batch()
+    eager = augment_batch(images, aug, (7, 3)).numpy()
+    batches = tf.data.Dataset.from_tensors((images, 0)).repeat(8)
+    for _ in range(2):  # two pipelines, eight batches each, four calls at a time
+        out = [b.numpy() for b, _ in augment_batches(batches, aug, 7, num_parallel_calls=4)]
+        np.testing.assert_array_equal(out[3], eager)  # batch 3's key is (7, 3) in any run
+        assert len({o.tobytes() for o in out}) == 8  # ...and every batch has its own draws
+    assert not np.allclose(augment_batch(images, aug, (8, 3)).numpy(), eager)

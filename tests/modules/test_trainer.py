@@ -95,6 +95,26 @@ def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
     assert len({tuple(epoch) for epoch in epochs}) == 3
 
 
+def test_a_seeded_training_stream_repeats_exactly(transformed):
+    """Same seed, same batches: shuffled, cached, augmented in parallel, over several epochs."""
+    from modules.augment import Augmentation
+    from modules.trainer import make_dataset
+    args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
+
+    def stream(seed):
+        keras.utils.set_random_seed(seed)  # as run_fn does: shuffles use the global seed too
+        dataset = make_dataset(*args, shuffle=True, seed=seed, num_classes=3,
+                               augmentation=Augmentation(crop=2, flip=True, color=0.2),
+                               examples=7, cache=MEMORY)
+        return [(images.numpy(), labels.numpy()) for images, labels in dataset.take(20)]
+
+    first, again, other = stream(0), stream(0), stream(1)
+    for (images, labels), (images_again, labels_again) in zip(first, again):
+        np.testing.assert_array_equal(images, images_again)
+        np.testing.assert_array_equal(labels, labels_again)
+    assert any(not np.array_equal(a[0], b[0]) for a, b in zip(first, other))
+
+
 def _ops(dataset):
     import tensorflow as tf
     graph = tf.compat.v1.GraphDef.FromString(
