@@ -1,10 +1,7 @@
 """TFX's private names that imagepipe uses still exist: an upgrade that moves one fails here."""
 import inspect
 
-import pytest
-
 from components import tfx_internals
-
 
 
 def test_every_private_tfx_name_still_exists():

@@ -211,7 +211,7 @@ def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_p
 
 def test_the_cache_folder_and_its_empty_parent_are_removed_afterwards(tmp_path):
     from modules.decode_cache import remove_caches
-    with remove_caches(str(tmp_path / ".decode_cache" / "7")) as cache_dir:
+    with remove_caches(str(tmp_path / ".decode_cache" / "7")):
         (tmp_path / ".decode_cache" / "7" / "train.index").write_text("x")
         with remove_caches(str(tmp_path / ".decode_cache" / "8")):
             pass
