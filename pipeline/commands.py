@@ -38,6 +38,7 @@ def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 
 def command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_data(config.data)
     _check_output(os.path.dirname(config.output) or ".")
     from pipeline.local import ingest as ingest_runner  # heavy: TensorFlow and Beam load only here
     report = ingest_runner.run_ingest(config)
@@ -85,6 +86,7 @@ def command_plan(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.planning.memory import memory_line
     from pipeline.planning.plan import plan_lines
     from pipeline.planning.resolve import resolve_plan  # TensorFlow: hardware, model size
+    _check_data(config.data)
     plan, memory = resolve_plan(config)
     facts = plan.facts
     counts = (f"train {facts.train_examples:,}, eval {facts.eval_examples:,}"

@@ -221,7 +221,7 @@ class Proxy:
     """Forwards each request to fake-gcs-server on a fresh connection, with the fixes."""
 
     def __init__(self, upstream: str, fail_every: int = 0, fail_mode: str = "503",
-                 fix_upload_status: bool = True) -> None:
+                 fix_upload_status: bool = True, denied: tuple = ()) -> None:
         """Sets up the proxy.
 
         Args:
@@ -230,12 +230,15 @@ class Proxy:
             fail_mode: `503` (answer 503), `reset` (RST before forwarding) or
                 `drop-response` (forward, then RST instead of the response).
             fix_upload_status: answer resumable-upload status polls here.
+            denied: buckets whose every request is refused with a 403, as GCS
+                refuses credentials without access (the emulator has no permissions).
         """
         self.upstream_host, port = upstream.rsplit(":", 1)
         self.upstream_port = int(port)
         self.fail_every, self.fail_mode = fail_every, fail_mode
         self.tracker = UploadTracker() if fix_upload_status else None
         self.count = 0
+        self.denied = tuple(denied)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      scheme: str) -> None:
@@ -258,6 +261,12 @@ class Proxy:
             await send(writer, json_response("200 OK", TOKEN))
             log(f"token {label} -> fake token")
             return
+        if self.refuses(request, host):
+            await send(writer, json_response("403 Forbidden", {"error": {
+                "code": 403, "message": "caller does not have storage.objects.list access "
+                "to the Google Cloud Storage bucket", "errors": [{"reason": "forbidden"}]}}))
+            log(f"denied {label} -> 403")
+            return
         self.count += 1
         fault = self.fail_mode if self.fail_every and self.count % self.fail_every == 0 else None
         canned = self.tracker.status_reply(request) if self.tracker and not fault else None
@@ -275,6 +284,13 @@ class Proxy:
             outcome = await self.forward(request, writer, scheme, fault == "drop-response")
             outcome += ", INJECTED RESET instead of the response" if fault else ""
         log(f"#{self.count} {label} -> {outcome}")
+
+    def refuses(self, request: Request, host: str) -> bool:
+        """Whether the request names a denied bucket: in the path (JSON API, or
+        storage.googleapis.com/<bucket>/...) or as the host (<bucket>.storage...)."""
+        path = request.target.split("?", 1)[0]
+        return any(f"/b/{b}/" in path + "/" or path.startswith(f"/{b}/")
+                   or host.startswith(f"{b}.") for b in self.denied)
 
     async def forward(self, request: Request, writer: asyncio.StreamWriter, scheme: str,
                       drop_response: bool = False) -> str:
@@ -335,6 +351,8 @@ def parse_args(argv: list) -> argparse.Namespace:
     parser.add_argument("--key", required=True, help="its PEM private key")
     parser.add_argument("--fail-every", type=int, default=0, help="fail every Nth request")
     parser.add_argument("--fail-mode", choices=FAIL_MODES, default="503")
+    parser.add_argument("--deny-bucket", action="append", default=[],
+                        help="refuse every request to this bucket with a 403")
     parser.add_argument("--no-fix-upload-status", dest="fix_upload_status", action="store_false",
                         help="forward resumable-upload status polls unchanged")
     return parser.parse_args(argv)
@@ -342,7 +360,8 @@ def parse_args(argv: list) -> argparse.Namespace:
 
 async def serve(args: argparse.Namespace) -> None:
     """Listens on the TLS and plain addresses until cancelled."""
-    proxy = Proxy(args.upstream, args.fail_every, args.fail_mode, args.fix_upload_status)
+    proxy = Proxy(args.upstream, args.fail_every, args.fail_mode, args.fix_upload_status,
+                  tuple(args.deny_bucket))
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(args.cert, args.key)
     tls.set_alpn_protocols(["http/1.1"])  # TF's libcurl speaks HTTP/1.1 only

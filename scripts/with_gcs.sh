@@ -3,7 +3,7 @@
 # and Beam's GcsIO all reach fake-gcs-server, with no cloud account and nothing
 # changed on the host.
 #
-#   bash scripts/with_gcs.sh [--bucket B]... [--seed DIR] [--keep-log FILE]
+#   bash scripts/with_gcs.sh [--bucket B]... [--deny-bucket B]... [--seed DIR] [--keep-log FILE]
 #       [--fail-every N --fail-mode 503|reset|drop-response] [--] COMMAND [ARG]...
 #
 #   --bucket B      create bucket B (repeatable; default imagepipe-test)
@@ -12,6 +12,8 @@
 #   --fail-mode M   503 (answer 503), reset (drop the connection), or drop-response
 #                   (run the request, then drop the connection); default 503
 #   --keep-log FILE save the server's and the proxy's logs to FILE
+#   --deny-bucket B create bucket B but refuse every request to it with a 403, as
+#                   GCS does for credentials without access (repeatable)
 #
 # Exits with COMMAND's status; 2 for a usage or set-up error (not root, no unshare,
 # no server binary), 3 if the server does not come up. Needs root.
@@ -85,18 +87,19 @@ prepare_state() {
 EOF
   mkdir -p "$state/data"
   if [[ -n "$SEED" ]]; then cp -a "$SEED/." "$state/data/"; fi
-  for bucket in "${BUCKETS[@]}"; do
+  for bucket in "${BUCKETS[@]}" "${DENIED[@]}"; do
     mkdir -p "$state/data/$bucket"  # the server makes a bucket of each folder in -data
     echo "127.0.0.1 $bucket.storage.googleapis.com" >> "$state/hosts"
   done
 }
 
 parse_args() {
-  BUCKETS=(); SEED=""; FAIL_EVERY=0; FAIL_MODE=503; KEEP_LOG=""
+  BUCKETS=(); DENIED=(); SEED=""; FAIL_EVERY=0; FAIL_MODE=503; KEEP_LOG=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
-      --bucket|--seed|--fail-every|--fail-mode|--keep-log) [[ $# -ge 2 ]] || usage ;;&
+      --bucket|--seed|--fail-every|--fail-mode|--keep-log|--deny-bucket) [[ $# -ge 2 ]] || usage ;;&
       --bucket) BUCKETS+=("$2"); shift 2 ;;
+      --deny-bucket) DENIED+=("$2"); shift 2 ;;
       --seed) SEED="$2"; shift 2 ;;
       --fail-every) FAIL_EVERY="$2"; shift 2 ;;
       --fail-mode) FAIL_MODE="$2"; shift 2 ;;
@@ -145,7 +148,8 @@ outside() {
   trap 'rm -rf "$STATE"' EXIT
   prepare_state "$STATE"
   export _WITH_GCS_INSIDE=1 _WITH_GCS_STATE="$STATE" _WITH_GCS_SERVER="$SERVER_BIN" \
-    _WITH_GCS_VENV_PY="$VENV_PY" _WITH_GCS_FAIL_EVERY="$FAIL_EVERY" _WITH_GCS_FAIL_MODE="$FAIL_MODE"
+    _WITH_GCS_VENV_PY="$VENV_PY" _WITH_GCS_FAIL_EVERY="$FAIL_EVERY" _WITH_GCS_FAIL_MODE="$FAIL_MODE" \
+    _WITH_GCS_DENIED="${DENIED[*]}"
   # In the background, so that a TERM or INT here can end the namespace at once.
   unshare --mount --net --pid --fork --kill-child --mount-proc --propagation private \
     "$BASH" "${BASH_SOURCE[0]}" "${COMMAND[@]}" <&0 &
@@ -188,6 +192,7 @@ inside() {
   "$_WITH_GCS_VENV_PY" -I "$HERE/gcs_proxy.py" --upstream "127.0.0.1:$SERVER_PORT" \
     --cert "$state/cert.pem" --key "$state/key.pem" \
     --fail-every "$_WITH_GCS_FAIL_EVERY" --fail-mode "$_WITH_GCS_FAIL_MODE" \
+    ${_WITH_GCS_DENIED:+$(printf -- ' --deny-bucket %s' $_WITH_GCS_DENIED)} \
     > "$state/proxy.log" 2>&1 &
   wait_until_listening
   local ms=$(( (${EPOCHREALTIME/./} - ${start/./}) / 1000 ))

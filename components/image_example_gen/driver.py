@@ -6,12 +6,15 @@ another (`mv` keeps the mtime) leaves all three unchanged, so the re-run
 would be a cache hit with stale labels. This fingerprint hashes every file's
 relative path, size and nanosecond mtime instead.
 """
+import dataclasses
 import hashlib
 import os
 
 import tensorflow as tf
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
+
+from components.storage import files
 
 
 def _size_and_mtime_ns(path: str):
@@ -26,16 +29,14 @@ def _size_and_mtime_ns(path: str):
 def tree_fingerprint(root: str) -> str:
     """A digest of (relative path, size, mtime ns) of every file under `root` (or of root)."""
     digest = hashlib.sha256()
-    if not tf.io.gfile.isdir(root):
-        paths = [root]
-    else:
-        paths = sorted(os.path.join(d, f) for d, _, files in tf.io.gfile.walk(root)
-                       for f in files)
-    for path in paths:
-        size, mtime_ns = _size_and_mtime_ns(path)
-        rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode("utf-8", "replace"))
-    return f"files:{len(paths)},sha256:{digest.hexdigest()}"
+    if not files.isdir(root):
+        found = [files.FileInfo(os.path.basename(root), *_size_and_mtime_ns(root))]
+    else:  # one listing with sizes and times; on a bucket, no request per object
+        found = [dataclasses.replace(f, path=os.path.relpath(f.path, root))
+                 for f in files.walk_files(root)]
+    for info in found:
+        digest.update(f"{info.path}\0{info.size}\0{info.mtime_ns}\n".encode("utf-8", "replace"))
+    return f"files:{len(found)},sha256:{digest.hexdigest()}"
 
 
 def record_input_without_driver(examples, exec_properties) -> None:

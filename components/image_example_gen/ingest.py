@@ -20,7 +20,7 @@ from components.image_example_gen.encoding import encode, parallel, shards
 from components.image_example_gen.encoding.shard_writer import is_local, shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
-from components.image_example_gen.readers.units import read_file_job, read_unit
+from components.image_example_gen.readers.units import read_file_jobs, read_unit
 
 _SKIPPED = "skipped"
 _FACTS = "facts"
@@ -63,7 +63,7 @@ class _IngestShard(beam.DoFn):
             return
         index, count, units = shards.parse_shard(line)
         if isinstance(units[0], ImageFile):
-            jobs = [read_file_job(u, self._root, self._classes, self._options) for u in units]
+            jobs = read_file_jobs(units, self._root, self._classes, self._options)
             items = encode.encode_files(jobs, self._options.max_pixels)
         else:
             items = self._read_units(units)

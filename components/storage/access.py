@@ -16,21 +16,41 @@ def _reason(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
+def _bucket_exists(bucket: str) -> bool:
+    """Whether the bucket exists; raises if the store refuses or cannot be reached.
+
+    On gs://, google-cloud-storage tells a refusal (HTTP 403) from a missing
+    bucket (404); tf.io.gfile answers False to both.
+    """
+    client = files.gcs_client() if bucket.startswith("gs://") else None
+    if client is None:
+        return files.isdir(bucket)
+    name = bucket[len("gs://"):]
+    return files.retrying(lambda: client.bucket(name).exists(), f"bucket {bucket}")
+
+
 def _check_bucket(uri: str, flag: str) -> None:
     """The bucket of `uri` exists and answers; raises StorageError naming both."""
     bucket = files.bucket_of(uri)
     try:
-        found = files.isdir(bucket)
+        found = _bucket_exists(bucket)
     except Exception as e:  # noqa: BLE001  (refused, unreachable: say which, exit 2)
-        raise StorageError(f"{flag} {uri}: cannot reach {bucket}: {_reason(e)}") from None
+        refused = getattr(e, "code", None) == 403 or "403" in type(e).__name__ \
+            or type(e).__name__ in ("Forbidden", "PermissionDeniedError")
+        why = "access refused (403)" if refused else "cannot reach it"
+        raise StorageError(f"{flag} {uri}: {why} for {bucket}: {_reason(e)}") from None
     if not found:
         raise StorageError(f"{flag} {uri}: bucket {bucket} does not exist (or is not "
                            "visible to these credentials)")
 
 
+def _has_buckets(uri: str) -> bool:
+    return uri.startswith(("gs://", "s3://"))
+
+
 def check_readable(uri: str, flag: str) -> None:
-    """`uri` exists; for a remote URI its bucket is checked first, for a clearer message."""
-    if files.is_remote(uri):
+    """`uri` exists; in a bucket, the bucket is checked first, for a clearer message."""
+    if _has_buckets(uri):
         _check_bucket(uri, flag)
     try:
         found = files.exists(uri)
@@ -42,7 +62,7 @@ def check_readable(uri: str, flag: str) -> None:
 
 def check_writable(uri: str, flag: str) -> None:
     """A file can be created and deleted under the folder `uri` (created if missing)."""
-    if files.is_remote(uri):
+    if _has_buckets(uri):
         _check_bucket(uri, flag)
     probe = os.path.join(uri, f".imagepipe-write-test-{uuid.uuid4().hex[:8]}")
     try:

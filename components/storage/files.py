@@ -156,10 +156,7 @@ def open_file(path: str, mode: str = "rb") -> IO:
 
 def read_bytes(path: str) -> bytes:
     """The whole file."""
-    def read():
-        with open_file(path, "rb") as f:
-            return f.read()
-    return read() if not is_remote(path) else retrying(read, f"read {path}")
+    return _read(path, None)
 
 
 def read_text(path: str) -> str:
@@ -170,10 +167,51 @@ def read_text(path: str) -> str:
 def read_head(path: str, size: int) -> bytes:
     """The first `size` bytes (fewer if the file is shorter): a ranged read, never the
     whole object, so that planning a bucket of photos reads only their headers."""
+    return _read(path, size)
+
+
+def _read(path: str, size: Optional[int]) -> bytes:
+    """Bytes of a file, all or the first `size`; gs:// objects through google-cloud-storage."""
     def read():
         with open_file(path, "rb") as f:
-            return f.read(size)
-    return read() if not is_remote(path) else retrying(read, f"read {path}")
+            return f.read() if size is None else f.read(size)
+    if not is_remote(path):
+        return read()
+    client = gcs_client() if path.startswith("gs://") else None
+    if client is None:
+        return retrying(read, f"read {path}")
+    bucket, name = path[len("gs://"):].split("/", 1)
+    blob = client.bucket(bucket).blob(name)
+    if size is None:  # the whole object, checked against its stored hash
+        return retrying(blob.download_as_bytes, f"read {path}")
+    # A range cannot be checked against the object's hash.
+    return retrying(lambda: blob.download_as_bytes(start=0, end=max(0, size - 1),
+                                                   checksum=None), f"read {path}")
+
+
+_CLIENT = []
+
+
+def gcs_client():
+    """google-cloud-storage's client, made once; None if no credentials are found.
+
+    Why not tf.io.gfile for reads: TF's GCS client opens a new TLS connection
+    per request and makes several requests per file; this client (Beam's GcsIO
+    uses it too) pools connections and reads an object in one request
+    (measured: docs/performance.md, "Data in a bucket"). It retries reads on
+    503s and resets itself. Writes stay with tf.io.gfile, whose uploads retry
+    where this client's do not.
+    """
+    if not _CLIENT:
+        try:
+            from google.cloud import storage
+            _CLIENT.append(storage.Client())
+        except Exception as e:  # noqa: BLE001  (no credentials here: TF's client reads)
+            import logging
+            logging.info("storage: google-cloud-storage unavailable (%s); reading with "
+                         "tf.io.gfile", e)
+            _CLIENT.append(None)
+    return _CLIENT[0]
 
 
 def write_bytes(path: str, data: bytes) -> None:
@@ -236,6 +274,14 @@ def rmtree(path: str) -> None:
         return
     if isdir(path):
         retrying(lambda: _gfile().rmtree(path), f"rmtree {path}")
+
+
+def rename(source: str, target: str) -> None:
+    """Moves a file, replacing `target`; on an object store a copy, then a delete."""
+    if not is_remote(source):
+        os.replace(source, target)
+        return
+    retrying(lambda: _gfile().rename(source, target, overwrite=True), f"rename {source}")
 
 
 def size(path: str) -> int:

@@ -57,15 +57,8 @@ class BatchJob:
 
 def saved_model_path(model: str) -> str:
     """The SavedModel folder --model names; UsageError naming the flag otherwise."""
-    import tensorflow as tf
-
     from pipeline.prediction.predict import resolve_model
-    if "://" in model:  # resolve_model reads the local file system only
-        if tf.io.gfile.exists(os.path.join(model, "saved_model.pb")):
-            return model
-        raise UsageError(f"--model {model}: no saved_model.pb there; on gs:// give the "
-                         "version folder")
-    kind, path = resolve_model(model)
+    kind, path = resolve_model(model)  # local or gs://, through components/storage
     if kind != "saved_model":
         raise UsageError(f"--model {model}: batch prediction (--data) needs a SavedModel "
                          "folder or a serving base folder, not a .tflite file")

@@ -7,7 +7,7 @@ encoding them did (measured: docs/performance.md). Each file is written under
 a temporary name and renamed once the whole shard is written, so a failed or
 retried shard never leaves a partial file under a final name. Local files are
 written with the standard library, so encoding workers need not import Beam
-(slow); other paths (gs://, ...) go through Beam's FileSystems.
+or TensorFlow (slow); other paths (gs://, ...) go through tf.io.gfile.
 """
 import collections
 import gzip
@@ -44,8 +44,8 @@ def is_local(path: str) -> bool:
     return "://" not in path
 
 
-class _LocalGzip:
-    """A gzip file with no name and no time in its header, closing its raw file too.
+class _Gzip:
+    """A gzip stream with no name and no time in its header over a raw file, closing both.
 
     No name (it would be the temporary one) and no time: the same examples
     give byte-identical files. Level 1: image bytes are compressed already, so
@@ -53,9 +53,9 @@ class _LocalGzip:
     docs/performance.md).
     """
 
-    def __init__(self, path: str):
-        self._raw = open(path, "wb")
-        self._gzip = gzip.GzipFile(filename="", mode="wb", compresslevel=1, fileobj=self._raw,
+    def __init__(self, raw):
+        self._raw = raw
+        self._gzip = gzip.GzipFile(filename="", mode="wb", compresslevel=1, fileobj=raw,
                                    mtime=0)
         self.write = self._gzip.write
 
@@ -65,34 +65,41 @@ class _LocalGzip:
 
 
 class _Files:
-    """create/commit/discard on local paths or, for others, Beam's FileSystems."""
+    """create/commit/discard on local paths or, for others, through components/storage.
+
+    Remote files are written with tf.io.gfile, whose uploads retry on HTTP 503
+    and reset connections (Beam's FileSystems, over google-cloud-storage, does
+    not retry an upload without a generation precondition), and committed by
+    renaming each object, retried by components/storage.
+    """
 
     def __init__(self, local: bool):
         self.local = local
-        if not local:  # imported here: encoding workers only ever write local files
-            from apache_beam.io.filesystem import CompressionTypes
-            from apache_beam.io.filesystems import FileSystems
-            self._fs, self._gzip = FileSystems, CompressionTypes.GZIP
 
     def create(self, path: str):
         if self.local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            return _LocalGzip(path)
-        return self._fs.create(path, compression_type=self._gzip)
+            return _Gzip(open(path, "wb"))
+        import tensorflow as tf  # remote only: encoding workers only ever write local files
+        return _Gzip(tf.io.gfile.GFile(path, "wb"))
 
     def commit(self, temps: List[str], finals: List[str]) -> None:
         if self.local:
             for temp, final in zip(temps, finals):
                 os.replace(temp, final)
-        elif temps:
-            self._fs.rename(temps, finals)
+            return
+        from components.storage import files
+        for temp, final in zip(temps, finals):
+            files.rename(temp, final)
 
     def discard(self, temps: List[str]) -> None:
         if self.local:
             for temp in temps:
                 os.remove(temp)
-        elif temps:
-            self._fs.delete(temps)
+            return
+        from components.storage import files
+        for temp in temps:
+            files.remove(temp)
 
 
 def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],

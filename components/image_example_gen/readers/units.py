@@ -6,6 +6,7 @@ an array chunk or a TFRecord file into encoded examples or skipped records
 """
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, List, Optional
 
 import tensorflow as tf
@@ -15,8 +16,12 @@ from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, 
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
+from components.storage import files
 
 SplitOf = Callable[[str], str]
+# Remote image files read at once per shard: enough to hide a bucket's latency
+# behind the encoder, few enough that a shard's bytes stay small in memory.
+REMOTE_READERS = 16
 
 
 def read_file_job(unit: ImageFile, root: str, classes: List[str],
@@ -28,13 +33,23 @@ def read_file_job(unit: ImageFile, root: str, classes: List[str],
     """
     job = encode.local_file_job(root, unit.relpath, unit.label, unit.split, classes,
                                 options.buckets)
-    if "://" not in job.path:
+    if not files.is_remote(job.path):
         return job
     try:
-        with tf.io.gfile.GFile(job.path, "rb") as f:
-            return job._replace(data=f.read(), path="")
+        return job._replace(data=files.read_bytes(job.path), path="")
     except (OSError, tf.errors.OpError) as e:
         return job._replace(error=str(e), path="")
+
+
+def read_file_jobs(units: List[ImageFile], root: str, classes: List[str],
+                   options: IngestOptions) -> List[encode.FileJob]:
+    """`read_file_job` of a shard's files, in order; remote files are read by
+    REMOTE_READERS threads at once, since each read waits on the network."""
+    read = lambda unit: read_file_job(unit, root, classes, options)  # noqa: E731
+    if not files.is_remote(root):
+        return [read(unit) for unit in units]
+    with ThreadPoolExecutor(max_workers=REMOTE_READERS) as pool:
+        return list(pool.map(read, units))
 
 
 def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],

@@ -1,0 +1,119 @@
+"""The steps of tests/test_e2e_gcs.py, run inside `scripts/with_gcs.sh` (a real GCS server).
+
+    bash scripts/with_gcs.sh --deny-bucket locked -- \
+        .venv/bin/python tests/gcs_e2e_steps.py RESULTS.json WORKDIR
+
+Uploads the bundled digits, runs `imagepipe run`, `predict`, bad-input
+commands and the compiled Kubeflow package against gs://imagepipe-test, and
+writes what each step returned and found to RESULTS.json for the test to check.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+BUCKET = "gs://imagepipe-test"
+BIN = os.path.dirname(sys.executable)
+MNIST_PNG = os.path.join(REPO, "data", "mnist_1k", "png")
+
+
+def _command(*args, timeout=900) -> dict:
+    started = time.monotonic()
+    result = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
+                            cwd=WORKDIR)
+    return {"code": result.returncode, "stdout": result.stdout[-6000:],
+            "stderr": result.stderr[-3000:], "seconds": round(time.monotonic() - started, 1)}
+
+
+def _imagepipe(*args, **kwargs) -> dict:
+    return _command(os.path.join(BIN, "imagepipe"), *args, **kwargs)
+
+
+def upload_digits() -> dict:
+    """data/mnist_1k/png to the bucket through TensorFlow's client; and a 100-digit subset."""
+    from components.storage.tree_copy import copy_tree
+    import tensorflow as tf
+    started = time.monotonic()
+    copied = copy_tree(MNIST_PNG, f"{BUCKET}/mnist", fs=tf.io.gfile)
+    for label in sorted(os.listdir(MNIST_PNG)):
+        for name in sorted(os.listdir(os.path.join(MNIST_PNG, label)))[:10]:
+            tf.io.gfile.copy(os.path.join(MNIST_PNG, label, name),
+                             f"{BUCKET}/digits/{label}/{name}", overwrite=True)
+    return {"files": len(copied), "seconds": round(time.monotonic() - started, 1)}
+
+
+def run_pipeline() -> dict:
+    """`imagepipe run` with data and output in the bucket; what it left there."""
+    import tensorflow as tf
+    result = _imagepipe("run", "--data", f"{BUCKET}/mnist", "--output", f"{BUCKET}/run",
+                        "--state-dir", os.path.join(WORKDIR, "state"))
+    if result["code"] != 0:
+        return result
+    with tf.io.gfile.GFile(f"{BUCKET}/run/summary.json") as f:
+        summary = json.load(f)
+    version = summary["pushed"]["serving"]
+    extra = tf.io.gfile.listdir(f"{version}/assets.extra")
+    loaded = tf.saved_model.load(version)
+    return {**result, "summary": summary, "assets_extra": sorted(extra),
+            "signatures": sorted(loaded.signatures.keys()),
+            "tflite": sorted(tf.io.gfile.listdir(summary["pushed"]["tflite"])),
+            "report": tf.io.gfile.exists(f"{BUCKET}/run/report/index.html"),
+            "models_config": tf.io.gfile.exists(f"{BUCKET}/run/serving/models.config"),
+            "state": sorted(os.listdir(os.path.join(WORKDIR, "state")))}
+
+
+def predict() -> dict:
+    """Batch prediction from the bucket into the bucket, with the pushed model there."""
+    import tensorflow as tf
+    result = _imagepipe("predict", "--model", f"{BUCKET}/run/serving/imagepipe",
+                        "--data", f"{BUCKET}/mnist", "--output", f"{BUCKET}/preds.jsonl")
+    if result["code"] == 0:
+        with tf.io.gfile.GFile(f"{BUCKET}/preds.jsonl") as f:
+            result["rows"] = [json.loads(line) for line in f]
+    return result
+
+
+def bad_inputs() -> dict:
+    """Each must exit 2, naming the URI, before anything runs."""
+    return {
+        "missing_bucket": _imagepipe("plan", "--data", "gs://no-such-bucket/photos"),
+        "refused": _imagepipe("plan", "--data", "gs://locked/photos"),
+        "missing_prefix": _imagepipe("run", "--data", f"{BUCKET}/no/such/prefix",
+                                     "--output", f"{BUCKET}/never"),
+        "output_bucket": _imagepipe("run", "--data", f"{BUCKET}/digits",
+                                    "--output", "gs://no-such-bucket/run"),
+        "state_dir": _imagepipe("run", "--data", f"{BUCKET}/digits", "--output",
+                                f"{BUCKET}/never", "--state-dir", f"{BUCKET}/state"),
+    }
+
+
+def kubeflow() -> dict:
+    """The compiled package, run as open-source KFP does, with a gs:// pipeline root."""
+    spec = os.path.join(WORKDIR, "spec.yaml")
+    compiled = _imagepipe("compile", "--target", "kubeflow", "--image", "example.com/ip:1",
+                          "--pipeline-root", f"{BUCKET}/root", "--data", f"{BUCKET}/digits",
+                          "--image-size", "28", "--channels", "1", "--train-steps", "3",
+                          "--accuracy-threshold", "0", "--quantize", "none",
+                          "--output-file", spec)
+    if compiled["code"] != 0:
+        return {"compile": compiled}
+    run = _command(sys.executable, os.path.join(REPO, "kubeflow", "run_local.py"), spec)
+    import tensorflow as tf
+    return {"compile": compiled, "run": run,
+            "pushed": tf.io.gfile.glob(f"{BUCKET}/root/serving/imagepipe/*/saved_model.pb")}
+
+
+def main(results_path: str) -> None:
+    results = {}
+    for step in (upload_digits, run_pipeline, predict, bad_inputs, kubeflow):
+        results[step.__name__] = step()
+        with open(results_path, "w") as f:  # what ran so far, even if a later step hangs
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    WORKDIR = sys.argv[2]
+    main(sys.argv[1])

@@ -1,0 +1,93 @@
+"""Data, outputs and the pipeline root in Cloud Storage, against a real GCS server.
+
+`scripts/with_gcs.sh` starts fake-gcs-server in a private network namespace;
+tests/gcs_e2e_steps.py runs inside it: it uploads the bundled digits, runs
+`imagepipe run --data gs://… --output gs://…`, `imagepipe predict` from and to
+the bucket, the bad-input cases, and the compiled Kubeflow package on a
+gs:// pipeline root. The test reads what each step returned and left. The
+bucket `locked` exists but refuses every request (HTTP 403).
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root: scripts/with_gcs.sh creates a network namespace")]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp("gcs_e2e")
+    path = work / "results.json"
+    completed = subprocess.run(
+        ["bash", str(REPO / "scripts" / "with_gcs.sh"), "--deny-bucket", "locked", "--",
+         sys.executable,
+         str(REPO / "tests" / "gcs_e2e_steps.py"), str(path), str(work)],
+        capture_output=True, text=True, timeout=1500, cwd=REPO)
+    assert path.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
+    found = json.loads(path.read_text())
+    found["harness"] = {"code": completed.returncode, "stderr": completed.stderr[-3000:]}
+    return found
+
+
+def _ok(step: dict) -> dict:
+    assert step["code"] == 0, step["stdout"][-3000:] + step["stderr"][-3000:]
+    return step
+
+
+def test_the_digits_upload_through_tensorflows_client(results):
+    assert results["upload_digits"]["files"] == 1000
+
+
+def test_a_run_with_data_and_output_in_the_bucket_is_blessed_and_pushed_there(results):
+    run = _ok(results["run_pipeline"])
+    summary = run["summary"]
+    assert summary["data"]["path"] == "gs://imagepipe-test/mnist"
+    assert sum(summary["data"]["splits"].values()) == 1000
+    assert summary["eval"]["blessed"] and summary["eval"]["accuracy"] >= 0.9
+    pushed = summary["pushed"]
+    assert pushed["serving"].startswith("gs://imagepipe-test/run/serving/imagepipe/")
+    assert pushed["serving_check"]["ok"]
+    assert "tf_serving_warmup_requests" in run["assets_extra"]
+    assert "serving_default" in run["signatures"]
+    assert {"model.tflite", "labels.txt", "model_info.json"} <= set(run["tflite"])
+    assert run["report"] and run["models_config"]
+    assert summary["data"]["examples_uri"].startswith("gs://imagepipe-test/run/tfx/")
+    # ML Metadata and the lock stay on this machine, in the named state folder.
+    assert "metadata.sqlite" in run["state"]
+    assert "state     " in run["stdout"]
+
+
+def test_predict_reads_and_writes_the_bucket(results):
+    rows = _ok(results["predict"])["rows"]
+    assert len(rows) == 1000 and not [r for r in rows if r.get("error")]
+    right = sum(r["class"] == r["path"].split("/")[-2] for r in rows)
+    assert right / len(rows) > 0.9
+
+
+@pytest.mark.parametrize("case, words", [
+    ("missing_bucket", ["--data", "gs://no-such-bucket/photos", "bucket"]),
+    ("refused", ["--data", "gs://locked/photos", "access refused (403)"]),
+    ("missing_prefix", ["--data", "gs://imagepipe-test/no/such/prefix", "no such file"]),
+    ("output_bucket", ["--output", "gs://no-such-bucket/run", "bucket"]),
+    ("state_dir", ["--state-dir", "must be a local folder"]),
+])
+def test_bad_buckets_and_prefixes_exit_2_naming_the_uri(results, case, words):
+    step = results["bad_inputs"][case]
+    assert step["code"] == 2, step["stdout"][-2000:] + step["stderr"][-2000:]
+    assert all(word in step["stderr"] for word in words), step["stderr"]
+    assert "Traceback" not in step["stderr"]
+
+
+def test_the_compiled_kubeflow_package_runs_on_a_gs_pipeline_root(results):
+    found = results["kubeflow"]
+    _ok(found["compile"])
+    run = _ok(found["run"])
+    assert len([line for line in run["stdout"].splitlines() if line.startswith("done ")]) == 9
+    assert len(found["pushed"]) == 1 and found["pushed"][0].startswith(
+        "gs://imagepipe-test/root/serving/imagepipe/")
