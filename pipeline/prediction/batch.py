@@ -14,6 +14,7 @@ signature takes. A small ModelHandler calls that signature instead.
 import os
 import shutil
 import sys
+import tempfile
 import time
 import uuid
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -23,6 +24,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.ml.inference.base import KeyedModelHandler, ModelHandler, RunInference
 
+from components.storage import files
 from pipeline.prediction import batch_io as io_
 from pipeline.prediction.batch_io import BATCH_PREDICT_MAX_BATCH, BatchJob
 from pipeline.errors import PipelineFailed
@@ -219,20 +221,54 @@ def run_batch_predict(job: BatchJob, beam_args: Sequence[str]) -> Tuple[int, int
 
     Rows go to hidden temp files beside the output, joined and renamed onto
     it only when the whole run succeeded, so a failed run never leaves a file
-    that looks complete.
+    that looks complete. A runner on this machine writing to an object store
+    writes and joins locally instead, then uploads the one file.
 
     Raises:
-      PipelineFailed: the Beam pipeline failed; nothing is left at the output.
+      PipelineFailed: the Beam pipeline or the upload failed; nothing is left at the output.
     """
+    options = pipeline_options(beam_args)
+    if not files.is_remote(job.output) or _is_remote(options):
+        # Dataflow's workers cannot reach this machine's disk: they write to the bucket.
+        return _predict_into(job, options, job.output)
+    # Beam's GcsIO (google-cloud-storage) retries neither an upload without a
+    # generation precondition nor a batch rename or delete, so one transient
+    # 503 would fail the run; TF's client, which uploads the file, retries both.
+    with tempfile.TemporaryDirectory(prefix="imagepipe-predict-") as local:
+        joined = os.path.join(local, os.path.basename(job.output))
+        counts = _predict_into(job, options, joined)
+        try:
+            _upload(joined, job.output)
+        except Exception as e:
+            raise PipelineFailed("predict", e) from e
+    return counts
+
+
+def _predict_into(job: BatchJob, options, output: str) -> Tuple[int, int]:
+    """Runs the job's pipeline with its rows joined into `output` (see run_batch_predict)."""
     import tensorflow as tf
-    temp = os.path.join(os.path.dirname(job.output),
-                        f".{os.path.basename(job.output)}.{uuid.uuid4().hex[:8]}.tmp")
+    temp = os.path.join(os.path.dirname(output),
+                        f".{os.path.basename(output)}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
+        with beam.Pipeline(options=options) as pipeline:
             build(pipeline, job, temp)
         _join_shards(temp, io_.csv_header() if job.kind == "csv" else None)
-        tf.io.gfile.rename(temp, job.output, overwrite=True)
+        tf.io.gfile.rename(temp, output, overwrite=True)
     except Exception as e:
         _remove_partial(temp)
         raise PipelineFailed("predict", e) from e
     return _counts(pipeline.result)
+
+
+def _upload(local: str, target: str) -> None:
+    """Streams the local file to `target` on an object store, retried as a whole.
+
+    An object becomes visible only when its upload completes, so a reader
+    never sees part of it, and a retry starts a fresh upload.
+    """
+    import tensorflow as tf
+
+    def upload() -> None:
+        with open(local, "rb") as source, tf.io.gfile.GFile(target, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+    files.retrying(upload, f"upload {target}")

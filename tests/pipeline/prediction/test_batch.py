@@ -84,13 +84,15 @@ def test_shards_are_joined_in_order_under_one_header_and_removed(tmp_path):
     assert os.listdir(tmp_path) == [prefix.name]
 
 
-def test_a_remote_model_is_a_version_folder_checked_through_gfile():
+def test_a_remote_model_is_a_version_folder_or_its_serving_base_folder():
     import tensorflow as tf
+    tf.io.gfile.makedirs("ram://models/1")  # ram:// has no folders implied by their files
     with tf.io.gfile.GFile("ram://models/1/saved_model.pb", "wb") as f:
         f.write(b"")
     assert io_.saved_model_path("ram://models/1") == "ram://models/1"
-    with pytest.raises(UsageError, match="--model ram://models: no saved_model.pb there"):
-        io_.saved_model_path("ram://models")
+    assert io_.saved_model_path("ram://models") == "ram://models/1"  # its newest version
+    with pytest.raises(UsageError, match="--model ram://nothing: not a SavedModel folder"):
+        io_.saved_model_path("ram://nothing")
 
 
 def test_a_tflite_model_is_refused_naming_the_flag(tmp_path):
