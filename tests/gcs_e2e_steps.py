@@ -7,6 +7,7 @@ Uploads the bundled digits, runs `imagepipe run`, `predict`, bad-input
 commands and the compiled Kubeflow package against gs://imagepipe-test, and
 writes what each step returned and found to RESULTS.json for the test to check.
 """
+import gzip
 import json
 import os
 import subprocess
@@ -42,6 +43,11 @@ def upload_digits() -> dict:
         for name in sorted(os.listdir(os.path.join(MNIST_PNG, label)))[:10]:
             tf.io.gfile.copy(os.path.join(MNIST_PNG, label, name),
                              f"{BUCKET}/digits/{label}/{name}", overwrite=True)
+    # Zero-byte "directory" markers, as some upload tools write them: listing must skip them.
+    from google.cloud import storage
+    bucket = storage.Client().bucket(BUCKET[len("gs://"):])
+    for marker in ("mnist/", "mnist/3/", "digits/"):
+        bucket.blob(marker).upload_from_string(b"")
     return {"files": len(copied), "seconds": round(time.monotonic() - started, 1)}
 
 
@@ -76,6 +82,51 @@ def predict() -> dict:
     return result
 
 
+def formats() -> dict:
+    """IDX, .npz and TFRecords in the bucket, each ingested into the bucket."""
+    import numpy as np
+    import tensorflow as tf
+    from components.image_example_gen.readers.arrays import parse_idx
+    from components.storage import files
+    idx = os.path.join(REPO, "data", "mnist_1k", "idx")
+    for name in os.listdir(idx):
+        tf.io.gfile.copy(os.path.join(idx, name), f"{BUCKET}/idx/{name}", overwrite=True)
+    arrays = {f"{kind}_{split}": parse_idx(gzip.decompress(
+                  files.read_bytes(f"{BUCKET}/idx/{prefix}-{name}")), name)
+              for split, prefix in (("train", "train"), ("test", "t10k"))
+              for kind, name in (("x", "images-idx3-ubyte.gz"), ("y", "labels-idx1-ubyte.gz"))}
+    local = os.path.join(WORKDIR, "digits.npz")
+    np.savez(local, **arrays)
+    tf.io.gfile.copy(local, f"{BUCKET}/npz/digits.npz", overwrite=True)
+    found = {}
+    for fmt, data in (("idx", "idx"), ("npz", "npz"), ("tfrecord", "ingested-idx")):
+        result = _imagepipe("ingest", "--data", f"{BUCKET}/{data}",
+                            "--output", f"{BUCKET}/ingested-{fmt}")
+        if result["code"] == 0:
+            result["report"] = json.loads(files.read_text(
+                f"{BUCKET}/ingested-{fmt}/ingest_report.json"))
+        found[fmt] = result
+    return found
+
+
+def files_in_the_bucket() -> dict:
+    """--module-file, --config and --weights read from the bucket by `imagepipe plan`."""
+    import tensorflow as tf
+    tf.io.gfile.copy(os.path.join(REPO, "modules", "examples", "tiny_convnet.py"),
+                     f"{BUCKET}/code/net.py", overwrite=True)
+    with tf.io.gfile.GFile(f"{BUCKET}/code/flags.yaml", "w") as f:
+        f.write("epochs: 3\nbatch_size: 16\n")
+    module = _imagepipe("plan", "--data", f"{BUCKET}/digits", "--module-file",
+                        f"{BUCKET}/code/net.py", "--config", f"{BUCKET}/code/flags.yaml")
+    from modules.backbones import build_network
+    local = os.path.join(WORKDIR, "mnv2_notop.h5")
+    build_network("mobilenet_v2", 32, None).save_weights(local)
+    tf.io.gfile.copy(local, f"{BUCKET}/code/mnv2_notop.h5", overwrite=True)
+    weights = _imagepipe("plan", "--data", f"{BUCKET}/digits", "--model", "mobilenet_v2",
+                         "--weights", f"{BUCKET}/code/mnv2_notop.h5", "--image-size", "32")
+    return {"module_and_config": module, "weights": weights}
+
+
 def bad_inputs() -> dict:
     """Each must exit 2, naming the URI, before anything runs."""
     return {
@@ -108,8 +159,14 @@ def kubeflow() -> dict:
 
 def main(results_path: str) -> None:
     results = {}
-    for step in (upload_digits, run_pipeline, predict, bad_inputs, kubeflow):
-        results[step.__name__] = step()
+    for step in (upload_digits, run_pipeline, predict, formats, files_in_the_bucket,
+                 bad_inputs, kubeflow):
+        try:
+            results[step.__name__] = step()
+        except Exception:  # noqa: BLE001  (the test shows it; later steps still run)
+            import traceback
+            results[step.__name__] = {"code": "raised", "stdout": "",
+                                      "stderr": traceback.format_exc()[-3000:]}
         with open(results_path, "w") as f:  # what ran so far, even if a later step hangs
             json.dump(results, f, indent=1)
 

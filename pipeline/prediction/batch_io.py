@@ -13,6 +13,7 @@ from typing import Iterator, List, Optional, Tuple
 import numpy as np
 
 from components.contract import FILENAME_KEY
+from components.storage import files
 from components.image_example_gen.encoding.encode import BadImageError, decode_fully
 
 from components.image_example_gen.readers.folder_tree import IMAGE_EXTENSIONS, is_image_name
@@ -108,9 +109,9 @@ def _walk(root: str, wanted) -> Iterator[str]:
     """Paths under `root` whose name is `wanted`, in sorted order, hidden folders skipped;
     a generator, so a million files are never listed at once."""
     import tensorflow as tf
-    for folder, subdirs, files in tf.io.gfile.walk(root):
+    for folder, subdirs, names in tf.io.gfile.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))  # walk follows it
-        for name in sorted(files):
+        for name in sorted(names):
             if wanted(name):
                 yield os.path.join(folder, name)
 
@@ -140,13 +141,20 @@ def record_files(data: str) -> List[str]:
 
 
 def read_image(path: str) -> Item:
-    """(path, bytes) of one image file; raises OSError if it cannot be read."""
+    """(path, bytes) of one image file; raises OSError if it cannot be read.
+
+    Through components/storage: a gs:// object in one pooled request, where
+    tf.io.gfile took several, each on a new connection.
+    """
     import tensorflow as tf
     try:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return path, f.read()
+        return path, files.read_bytes(path)
     except tf.errors.OpError as e:
         raise OSError(e.message) from None
+    except Exception as e:  # noqa: BLE001  (google-cloud-storage's errors: NotFound, ...)
+        if isinstance(e, OSError):
+            raise
+        raise OSError(f"{type(e).__name__}: {e}") from None
 
 
 def _record_item(record: bytes, item_id: str, image_key: str) -> object:
