@@ -79,7 +79,7 @@ def train_one(name, build, x, y, train, epochs: int, batch: int, seed: int) -> d
         augment_color=0.2, cache_bytes=0, steps_per_execution=1,
         tensorboard_update_freq=100, tpu=None, full_precision=True, seed=seed,
         examples_budget=900_000, min_epochs=3, max_epochs=40,
-        disk_headroom=2 << 30)
+        disk_headroom=2 << 30, workers=1, rendezvous_s=300.0)
     model = compile_model(build(x.shape[1:], classes), "adam",
                           learning_rate(params, Schedule(epochs, steps, 1)), 1, 0.1)
     times = []

@@ -2,12 +2,19 @@
 
 One function decides, so the Trainer, the tests and the docs agree:
 a TPU address (or `local` on a TPU VM) -> TPUStrategy; several GPUs ->
-MirroredStrategy; one GPU or a CPU -> the default strategy.
+MirroredStrategy; one GPU or a CPU -> the default strategy; a TF_CONFIG
+naming several workers -> MultiWorkerMirroredStrategy.
 """
 import dataclasses
+import json
+import os
+import sys
+import threading
 from typing import Callable, Optional, Sequence
 
 import tensorflow as tf
+
+from modules.cluster.tf_config import is_chief, training_tasks
 
 # TPU cores take batches in multiples of 8 per replica (XLA tiles of 8x128).
 TPU_BATCH_MULTIPLE = 8
@@ -22,11 +29,22 @@ class Distribution:
     kind: str  # "tpu", "gpu" or "cpu": the hardware the replicas run on
     global_batch: int
     policy: str  # a Keras mixed-precision policy name
+    workers: int = 1  # machines (processes) training together
+    is_chief: bool = True  # the one that writes the model, summaries and stats
 
     @property
     def replicas(self) -> int:
         """Replicas in sync: the global batch is split across them."""
         return self.strategy.num_replicas_in_sync
+
+    @property
+    def name(self) -> str:
+        """The strategy as the tf.distribute docs name it, for the plan and summary.json."""
+        if self.workers > 1:  # its class is CollectiveAllReduceStrategy
+            return "MultiWorkerMirroredStrategy"
+        kind = type(self.strategy).__name__
+        return "TPUStrategy" if kind.startswith("TPUStrategy") else (
+            kind if kind == "MirroredStrategy" else "default")
 
 
 def _tpu_strategy(address: str, resolver_factory: Callable) -> tf.distribute.Strategy:
@@ -44,7 +62,8 @@ def _tpu_strategy(address: str, resolver_factory: Callable) -> tf.distribute.Str
 def select_strategy(tpu: Optional[str], per_replica_batch: int,
                     gpus: Optional[Sequence[str]] = None,
                     resolver_factory: Callable = None,
-                    mixed_precision: bool = True) -> Distribution:
+                    mixed_precision: bool = True, cluster: Optional[dict] = None,
+                    rendezvous_s: float = 300.0) -> Distribution:
     """Chooses the strategy for `tpu` (an address, `local`, or None) and the visible GPUs.
 
     Args:
@@ -55,10 +74,15 @@ def select_strategy(tpu: Optional[str], per_replica_batch: int,
         pass logical CPU devices here to stand in for several GPUs.
       resolver_factory: builds the TPU cluster resolver (tests pass a fake).
       mixed_precision: bfloat16 on TPU and float16 on GPU when True.
+      cluster: a checked TF_CONFIG naming several tasks
+        (modules/cluster/tf_config.read_cluster): MultiWorkerMirroredStrategy.
+      rendezvous_s: how long the workers may take to find each other.
 
     Raises:
       ValueError: a TPU batch that is not a multiple of 8.
     """
+    if cluster is not None:  # first: collectives must be set up before TF initializes
+        return _multi_worker(cluster, per_replica_batch, mixed_precision, rendezvous_s)
     tf.config.set_soft_device_placement(True)  # summaries fall back to the CPU
     if tpu:
         if per_replica_batch % TPU_BATCH_MULTIPLE:
@@ -76,3 +100,39 @@ def select_strategy(tpu: Optional[str], per_replica_batch: int,
         kind = "gpu" if any("GPU" in d.upper() for d in devices) else "cpu"
     policy = POLICIES[kind] if mixed_precision else "float32"
     return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync, policy)
+
+
+def _multi_worker(cluster: dict, per_replica_batch: int, mixed_precision: bool,
+                  rendezvous_s: float) -> Distribution:
+    """MultiWorkerMirroredStrategy for the TF_CONFIG cluster: RING on CPU, NCCL on GPU.
+
+    CommunicationOptions' timeout bounds collective ops only: a worker whose
+    peer never starts waits in the strategy's constructor for ever, ignoring
+    SIGTERM (measured: docs/training.md). A watchdog ends it with a message.
+    """
+    gpus = tf.config.list_physical_devices("GPU")  # logical devices would initialize TF
+    implementation = tf.distribute.experimental.CommunicationImplementation
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=implementation.NCCL if gpus else implementation.RING,
+        timeout_seconds=rendezvous_s)
+    watchdog = threading.Timer(rendezvous_s, _never_met, args=(cluster, rendezvous_s))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    finally:
+        watchdog.cancel()
+    tf.config.set_soft_device_placement(True)
+    kind = "gpu" if gpus else "cpu"
+    policy = POLICIES[kind] if mixed_precision else "float32"
+    return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync,
+                        policy, workers=training_tasks(cluster), is_chief=is_chief(cluster))
+
+
+def _never_met(cluster: dict, seconds: float) -> None:
+    """Ends a worker whose peers never connected, naming them (exit code 3)."""
+    task = cluster["task"]
+    print(f"imagepipe: error: {task['type']} {task.get('index', 0)} waited {seconds:.0f} s "
+          f"for the other tasks of TF_CONFIG to connect: {json.dumps(cluster['cluster'])}",
+          file=sys.stderr, flush=True)
+    os._exit(3)  # noqa: SLF001  (TF's rendezvous holds the process; SIGTERM does not end it)

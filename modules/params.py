@@ -51,6 +51,8 @@ class TrainerParams:
     min_epochs: int
     max_epochs: int
     disk_headroom: int  # a decode cache file is written only if this much disk stays free
+    workers: int  # >1: run_fn trains on that many local processes (modules/cluster/launcher.py)
+    rendezvous_s: float  # how long a cluster's workers may take to find each other
     # Backbones: 'imagenet', a weights file's path, or None (random init, one phase).
     weights: Optional[str] = None
     weights_sha256: Optional[str] = None  # of a local weights file: part of the cache key

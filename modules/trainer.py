@@ -8,6 +8,8 @@ written to disk, which would cost 4 bytes per pixel-channel.
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import time
 from typing import Callable, Optional
 
@@ -27,6 +29,7 @@ from modules.augment import Augmentation, augment_batches
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
 from modules.model import build_model, compile_model
+from modules.cluster.tf_config import read_cluster
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.epoch_progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
 from modules.schedule import Phase, Schedule, phases, training_schedule
@@ -125,13 +128,16 @@ def backup_dir(fn_args: FnArgs) -> str:
 
 
 def _callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
-               global_batch: int, phase: Phase):
-    """Progress lines, throughput stats, early stopping, resumable backups, TensorBoard."""
-    run_dir = fn_args.model_run_dir
+               dist, phase: Phase, run_dir: str):
+    """Progress lines, throughput stats, early stopping, resumable backups, TensorBoard.
+
+    `run_dir` is the ModelRun folder on the chief, a temporary one on other
+    workers; only the chief prints the epoch lines.
+    """
     label = "" if phase.name == "train" else phase.name
-    callbacks = [EpochLines(schedule.epochs, label=label),
-                 FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), global_batch,
-                               schedule.steps_per_epoch, phase=phase.name)]
+    callbacks = [EpochLines(schedule.epochs, label=label)] if dist.is_chief else []
+    callbacks.append(FitThroughput(os.path.join(run_dir, FIT_STATS_FILE), dist.global_batch,
+                                   schedule.steps_per_epoch, phase=phase.name))
     if params.early_stopping_patience:
         # tf_keras restores the best epoch's weights in on_train_end whether or
         # not it stopped early (callbacks.py, EarlyStopping.on_train_end).
@@ -184,7 +190,8 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: 
     return train, evaluation, sizes
 
 
-def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation) -> int:
+def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
+                run_dir) -> int:
     """Runs every phase of `schedule`; returns the epochs actually run."""
     from modules.backbones import unfreeze_top
     epochs_run = 0
@@ -198,8 +205,8 @@ def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluati
         model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
                   steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
                   validation_steps=schedule.validation_steps, verbose=0,
-                  callbacks=_callbacks(fn_args, params, schedule, strategy_plan.global_batch,
-                                       phase))
+                  callbacks=_callbacks(fn_args, params, schedule, strategy_plan, phase,
+                                       run_dir))
         epochs_run += len(model.history.epoch)
     return epochs_run
 
@@ -212,14 +219,41 @@ def _user_module(params: TrainerParams):
 
 
 def run_fn(fn_args: FnArgs) -> None:
-    """TFX Trainer entry point; its settings arrive as TrainerParams in `custom_config`."""
+    """TFX Trainer entry point; its settings arrive as TrainerParams in `custom_config`.
+
+    On a cluster (a TF_CONFIG naming several workers) every worker runs this;
+    only the chief writes the model, the stats and the summaries. The others
+    write theirs to temporary folders, since saving runs collective ops that
+    every worker must join, then wait for the chief's model: TFX's executor
+    checks on every worker that the model exists.
+    """
     run_started = time.perf_counter()
     params = TrainerParams.from_custom_config(fn_args.custom_config)
+    # The strategy first: MultiWorkerMirroredStrategy must configure collective
+    # ops before anything initializes TensorFlow's runtime, seeding included.
+    dist = select_strategy(params.tpu, params.batch_size,
+                           mixed_precision=not params.full_precision,
+                           cluster=read_cluster(), rendezvous_s=params.rendezvous_s)
     keras.utils.set_random_seed(params.seed)
-    plan = select_strategy(params.tpu, params.batch_size,
-                           mixed_precision=not params.full_precision)
-    logging.info("training on %s: %d replica(s), global batch %d, %s", plan.kind,
-                 plan.replicas, plan.global_batch, plan.policy)
+    logging.info("training on %s: %s, %d worker(s), %d replica(s), global batch %d, %s",
+                 dist.kind, dist.name, dist.workers, dist.replicas, dist.global_batch,
+                 dist.policy)
+    if dist.is_chief:
+        _train(fn_args, params, dist, fn_args.model_run_dir, fn_args.serving_model_dir,
+               run_started)
+        return
+    scratch = tempfile.mkdtemp(prefix="imagepipe-worker-")
+    try:
+        _train(fn_args, params, dist, os.path.join(scratch, "run"),
+               os.path.join(scratch, "model"), run_started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _wait_for(os.path.join(fn_args.serving_model_dir, "saved_model.pb"), params.rendezvous_s)
+
+
+def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir: str,
+           run_started: float) -> None:
+    """Trains, then exports to `model_dir` and writes the fit stats into `run_dir`."""
     tft_output = tft.TFTransformOutput(fn_args.transform_output)
     labels = read_labels(os.path.join(examples_uri_of(fn_args.train_files[0]), LABELS_FILE))
     module = _user_module(params)
@@ -230,20 +264,45 @@ def run_fn(fn_args: FnArgs) -> None:
     cache_root = params.cache_root or os.path.join(trainer_root, CACHE_DIR)
     with remove_caches(decode_cache_folder(cache_root, os.path.basename(fn_args.model_run_dir),
                                            os.getpid())) as cache_dir:
-        train, evaluation, sizes = _datasets(fn_args, params, tft_output, plan.global_batch,
+        train, evaluation, sizes = _datasets(fn_args, params, tft_output, dist.global_batch,
                                              len(labels), cache_dir, augment)
-        schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], plan.global_batch)
-        model = _build(params, plan, tft_output, len(labels), phases(params, schedule)[0],
+        train, evaluation = _sharded(train, dist), _sharded(evaluation, dist)
+        schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
+        model = _build(params, dist, tft_output, len(labels), phases(params, schedule)[0],
                        module)
         started = time.perf_counter()
-        epochs_run = _fit_phases(model, fn_args, params, plan, schedule, train, evaluation)
+        epochs_run = _fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
+                                 run_dir)
         ended = time.perf_counter()
-    add_fit_stats(fn_args.model_run_dir, setup_s=started - run_started,
-                  fit_call_s=ended - started, epochs_run=epochs_run,
-                  epochs_planned=schedule.epochs)
+    add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
+                  epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
+                  workers=dist.workers, replicas=dist.replicas)
     started = time.perf_counter()
-    export(model, tft_output, labels, fn_args.serving_model_dir)
+    export(model, tft_output, labels, model_dir)
     if params.model in BACKBONE_NAMES:
         from modules.backbones import save_backbone_weights
-        save_backbone_weights(model, fn_args.model_run_dir)
-    add_fit_stats(fn_args.model_run_dir, export_s=time.perf_counter() - started)
+        save_backbone_weights(model, run_dir)
+    add_fit_stats(run_dir, export_s=time.perf_counter() - started)
+
+
+def _sharded(dataset: tf.data.Dataset, dist) -> tf.data.Dataset:
+    """Each worker of a cluster reads every example and keeps its share of the batches.
+
+    DATA, not the default AUTO: AUTO shards by file, and fails outright when a
+    split has fewer files than there are workers (a small split is one file).
+    """
+    if dist.workers <= 1:
+        return dataset
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = \
+        tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options)
+
+
+def _wait_for(path: str, seconds: float) -> None:
+    """Waits until the chief's model is there; RuntimeError after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not tf.io.gfile.exists(path):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the chief wrote no model ({path}) within {seconds:.0f} s")
+        time.sleep(1.0)

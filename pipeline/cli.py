@@ -18,6 +18,7 @@ from typing import List, Optional
 from components.image_example_gen.readers.folder_tree import DatasetError
 from components.storage import files
 from components.storage.files import StorageError
+from modules.cluster.tf_config import ClusterConfigError
 from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline import commands, startup
 from pipeline.errors import PipelineFailed, UsageError
@@ -220,7 +221,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                             state_dir=config.state_dir and files.absolute(config.state_dir))
     try:
         commands.COMMANDS[args.command](config, args)
-    except (UsageError, DatasetError, StorageError) as e:
+    except (UsageError, DatasetError, StorageError, ClusterConfigError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except PipelineFailed as e:

@@ -8,6 +8,7 @@ import os
 
 from components.storage import files
 from components.storage.access import check_readable, check_writable
+from modules.cluster.tf_config import read_cluster
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 
@@ -23,7 +24,17 @@ def _check_data(path: str) -> None:
         check_readable(path, "--data")
 
 
+def _check_cluster(config: PipelineConfig) -> None:
+    """A TF_CONFIG in the environment is checked now (exit 2), not in the Trainer."""
+    cluster = read_cluster()  # raises ClusterConfigError naming what is wrong
+    if os.environ.get("TF_CONFIG") and config.workers > 1:
+        raise UsageError("--workers starts local workers, but TF_CONFIG is set (this "
+                         "process is already a cluster's task): give one or the other")
+    return cluster
+
+
 def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_cluster(config)
     _check_data(config.data)
     _check_output(config.output)
     from pipeline.local import state

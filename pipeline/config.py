@@ -133,6 +133,10 @@ class PipelineConfig:
                                       "function; higher amortizes TPU round trips. Example: --steps-per-execution 50")
     tensorboard_update_freq: int = _field(100, "Write TensorBoard scalars and the custom "
                                           "summaries every this many steps.")
+    workers: int = _field(1, "Train on this many worker processes on this machine, with "
+                          "MultiWorkerMirroredStrategy over loopback ports (a TF_CONFIG "
+                          "each), as a cluster's workers would: for proving and debugging "
+                          "multi-worker training, not for speed. Example: --workers 2")
     tpu: Optional[str] = _field(None, "Train on a TPU: its address (grpc://10.0.0.2:8470 or a "
                                 "name) or 'local' on a TPU VM. Default: GPUs if any, else CPU.")
     full_precision: bool = _field(False, "Train in float32 on GPU/TPU too (default: "
@@ -176,6 +180,7 @@ class PipelineConfig:
             ("augment_color", unset("augment_color") or 0 <= self.augment_color < 1,
              "must be in [0, 1)"),
             ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
+            ("workers", 1 <= self.workers <= 8, "must be in [1, 8]"),
             ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
             ("accuracy_threshold", unset("accuracy_threshold")
              or 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),

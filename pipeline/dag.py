@@ -13,6 +13,7 @@ import tensorflow_model_analysis as tfma
 # share of every command's start (python -X importtime; docs/performance.md),
 # for nothing a local run uses.
 from tfx.components import ExampleValidator, SchemaGen, StatisticsGen, Trainer, Transform
+from tfx.dsl.components.base import executor_spec
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy)
@@ -30,6 +31,7 @@ from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
+from modules.cluster import launcher
 from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
 from pipeline.config import PipelineConfig
 from pipeline.planning.plan import Plan
@@ -96,6 +98,25 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
     return node.with_id(ids.BASELINE_ID)
 
 
+def _trainer(plan: Plan, example_gen, transform, schema_gen) -> Trainer:
+    """The stock Trainer running our run_fn; with several local workers, its executor
+    starts them (modules/cluster/launcher.py)."""
+    workers = {} if plan.config.workers <= 1 else {
+        "custom_executor_spec": executor_spec.ExecutorClassSpec(launcher.Executor)}
+    trainer = Trainer(
+        **workers,
+        run_fn=RUN_FN,
+        examples=example_gen.outputs["examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        schema=schema_gen.outputs["schema"],
+        # Steps and epochs travel in TrainerParams: the Trainer sizes epochs on
+        # the train split it actually gets.
+        train_args=trainer_pb2.TrainArgs(splits=[TRAIN]),
+        eval_args=trainer_pb2.EvalArgs(splits=[EVAL]),
+        custom_config=plan.trainer_params().to_custom_config()).with_id(ids.TRAINER_ID)
+    return trainer
+
+
 def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     """The components in execution order, from a resolved plan (pipeline/planning/plan.py)."""
     config = plan.config
@@ -122,16 +143,7 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         disable_statistics=True,
         splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
         custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
-    trainer = Trainer(
-        run_fn=RUN_FN,
-        examples=example_gen.outputs["examples"],
-        transform_graph=transform.outputs["transform_graph"],
-        schema=schema_gen.outputs["schema"],
-        # Steps and epochs travel in TrainerParams: the Trainer sizes epochs on
-        # the train split it actually gets.
-        train_args=trainer_pb2.TrainArgs(splits=[TRAIN]),
-        eval_args=trainer_pb2.EvalArgs(splits=[EVAL]),
-        custom_config=plan.trainer_params().to_custom_config()).with_id(ids.TRAINER_ID)
+    trainer = _trainer(plan, example_gen, transform, schema_gen)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],

@@ -45,6 +45,7 @@ class Plan:
             warmup_epochs=rules.WARMUP_EPOCHS, cache_bytes=self.cache_bytes,
             examples_budget=rules.EXAMPLES_BUDGET, min_epochs=rules.MIN_EPOCHS,
             max_epochs=rules.MAX_EPOCHS, disk_headroom=rules.DISK_HEADROOM,
+            rendezvous_s=rules.RENDEZVOUS_S,
             weights=None if s.weights in (None, NO_WEIGHTS) else s.weights,
             weights_sha256=s.weights_sha256,
             head_share=rules.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
@@ -60,6 +61,7 @@ class Plan:
         """summary.json's `plan`: each planned value, and why."""
         values = {name: getattr(self.config, name) for name in PLANNED}
         values.update(train_steps=self.config.train_steps, hardware=self.hardware,
+                      workers=self.config.workers,
                       steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
                       warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine")
         if self.fine_tunes and self.config.epochs:
@@ -220,7 +222,15 @@ def plan_lines(plan: Plan) -> List[str]:
         f"label smoothing {c.label_smoothing:g}",
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
-    return lines[:1] + _source_lines(plan) + lines[1:4] + _phase_lines(plan) + lines[4:]
+    return (lines[:1] + _worker_lines(c) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
+            + lines[4:])
+
+
+def _worker_lines(c: PipelineConfig) -> List[str]:
+    if c.workers <= 1:
+        return []
+    return [f"          workers: {c.workers} local processes, MultiWorkerMirroredStrategy over "
+            "loopback (a TF_CONFIG each), as a cluster's; for proving, not for speed"]
 
 
 def _source_lines(plan: Plan) -> List[str]:

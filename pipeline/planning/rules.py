@@ -81,3 +81,6 @@ EXAMPLES_BUDGET = 900_000
 MIN_EPOCHS, MAX_EPOCHS = 3, 40
 # A split is cached on disk only if the disk keeps this much free afterwards.
 DISK_HEADROOM = 2 << 30
+# How long the workers of a multi-worker training may take to find each other
+# before one gives up naming the others: TensorFlow's own rendezvous has no bound.
+RENDEZVOUS_S = 300.0

@@ -15,7 +15,7 @@ PARAMS = TrainerParams(
     augment_color=0.2, cache_bytes=1 << 30, steps_per_execution=1,
     tensorboard_update_freq=100, tpu=None, full_precision=False, seed=0,
         examples_budget=900_000, min_epochs=3, max_epochs=40,
-        disk_headroom=2 << 30)
+        disk_headroom=2 << 30, workers=1, rendezvous_s=300.0)
 
 
 @pytest.mark.parametrize("steps, plan", [(400, (10, 40)), (30, (10, 3)), (25, (5, 5)),

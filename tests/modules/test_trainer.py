@@ -171,7 +171,7 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
         augment_color=0.0, cache_bytes=0, steps_per_execution=1, tensorboard_update_freq=100,
         tpu=None, full_precision=True, seed=0,
         examples_budget=900_000, min_epochs=3, max_epochs=40,
-        disk_headroom=2 << 30)
+        disk_headroom=2 << 30, workers=1, rendezvous_s=300.0)
     run_dir = tmp_path / "trainer" / "model_run" / "1"
     fn_args = types.SimpleNamespace(model_run_dir=str(run_dir), train_files=["t"],
                                     eval_files=["e"], transform_output="x", train_steps=0,
