@@ -60,3 +60,39 @@ def test_workers_and_a_tf_config_together_are_refused(tmp_path):
     result = _imagepipe("run", "--workers", 2, "--output", tmp_path / "out",
                         env={"TF_CONFIG": config})
     assert result.returncode == 2 and "--workers" in result.stderr, result.stderr[-2000:]
+
+
+def _worker_pid(index: int) -> int:
+    """The process of local worker `index`: TFX's run_executor with that TF_CONFIG task."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"tfx.scripts.run_executor" not in f.read():
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if f'"task": {{"type": "worker", "index": {index}}}'.encode() in environ:
+            return int(pid)
+    raise AssertionError(f"no worker {index} running")
+
+
+@pytest.mark.slow
+def test_a_worker_killed_at_epoch_2_fails_the_run_and_the_rerun_resumes(tmp_path):
+    args = [SCRIPT, "run", "--workers", "2", "--output", str(tmp_path / "out"),
+            "--epochs", "6", "--early-stopping-patience", "0", "--accuracy-threshold", "0"]
+    run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in run.stdout:
+        lines.append(line)
+        if line.strip().startswith("epoch 2/"):
+            os.kill(_worker_pid(1), 9)
+            break
+    rest, errors = run.communicate(timeout=600)
+    assert run.returncode == 1 and "training worker 1 of 2 failed" in errors, errors[-2000:]
+    rerun = _imagepipe(*args[1:])
+    assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
+    epochs = [int(line.split()[1].split("/")[0]) for line in rerun.stdout.splitlines()
+              if line.strip().startswith("epoch ")]
+    assert epochs[0] > 1 and epochs[-1] == 6, epochs  # resumed from BackupAndRestore
