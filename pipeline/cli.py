@@ -176,6 +176,14 @@ def _compile_flags(compile_: argparse.ArgumentParser) -> None:
         compile_.add_argument(f"--dataflow-{name}", default=None,
                               help=f"run Beam stages on Dataflow: its {name.replace('-', ' ')} "
                                    f"(all three --dataflow flags together). Example: {example}")
+    compile_.add_argument("--vertex-project", default=None,
+                          help="with --target vertex and --workers N > 1: the Trainer runs as "
+                               "a Vertex AI custom job in this project (pool 0 the chief, "
+                               "pool 1 the other workers). Example: my-project")
+    compile_.add_argument("--vertex-region", default=None,
+                          help="that job's region. Example: us-central1")
+    compile_.add_argument("--machine-type", default="n1-standard-8",
+                          help="that job's machines (--accelerator adds its GPUs)")
     compile_.add_argument("--output-file", default=None,
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
 

@@ -121,10 +121,23 @@ def command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
     print(f"report    {build_report(config)}")
 
 
+def _vertex_job(config: PipelineConfig, args: argparse.Namespace, accelerator):
+    """Vertex worker pools for a multi-worker Trainer; None for one worker or kubeflow."""
+    if args.target != "vertex" or config.workers <= 1:
+        return None
+    if not (args.vertex_project and args.vertex_region):
+        raise UsageError(f"--workers {config.workers} with --target vertex runs the Trainer "
+                         "as a Vertex AI custom job: give --vertex-project and --vertex-region")
+    from pipeline.kubeflow.compiler import vertex_training_args
+    return vertex_training_args(args.vertex_project, args.vertex_region, args.image,
+                                config.workers, args.machine_type, accelerator)
+
+
 def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.kubeflow.accelerators import parse_accelerator
     accelerator = parse_accelerator(args.accelerator)
     config = config.replace(output=args.pipeline_root)
+    vertex_job = _vertex_job(config, args, accelerator)  # refused before anything heavy
     dataflow = [args.dataflow_project, args.dataflow_region, args.dataflow_temp_location]
     if any(dataflow) and not all(dataflow):
         raise UsageError("--dataflow-project, --dataflow-region and --dataflow-temp-location "
@@ -135,7 +148,8 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
             kubeflow_compile.dataflow_args(*dataflow, image=args.image)))
     path = args.output_file or f"{config.pipeline_name}-{args.target}." + (
         "yaml" if args.target == "kubeflow" else "json")
-    kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator)
+    kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator,
+                                      vertex_job)
     print(kubeflow_compile.summary_line(path, args.target))
 
 

@@ -95,8 +95,13 @@ def _platform_spec(executor_label: str, accelerator: Accelerator) -> dict:
 
 
 def compile_pipeline(config: PipelineConfig, target: str, image: str, output_file: str,
-                     accelerator: Optional[Accelerator] = None) -> str:
-    """Writes the compiled pipeline to `output_file`; returns its path."""
+                     accelerator: Optional[Accelerator] = None,
+                     vertex_job: Optional[dict] = None) -> str:
+    """Writes the compiled pipeline to `output_file`; returns its path.
+
+    `vertex_job` (from `vertex_training_args`): the Trainer runs as a Vertex AI
+    custom job with those worker pools instead of in its pipeline step.
+    """
     if target not in TARGETS:
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
     if not KFP_NAME.match(config.pipeline_name):
@@ -113,9 +118,11 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     pipeline = create_pipeline(plan, config.beam_pipeline_args,
                                baseline_kind="pushed" if target == "kubeflow" else "vertex",
                                setup_file=CONTAINER_SETUP_FILE)
+    trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
     if accelerator:
-        trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
         trainer.with_platform_config(_resources(accelerator, target))
+    if vertex_job is not None:
+        _as_vertex_custom_job(trainer, vertex_job)
     suffix = ".yaml" if target == "kubeflow" else ".json"
     with tempfile.TemporaryDirectory() as staging:
         runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
@@ -131,6 +138,39 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     with open(output_file, "w") as f:
         f.write(text)
     return output_file
+
+
+def vertex_training_args(project: str, region: str, image: str, workers: int,
+                         machine_type: str, accelerator: Optional[Accelerator]) -> dict:
+    """A Vertex AI custom job for the Trainer: pool 0 the chief, pool 1 the other workers.
+
+    Vertex sets each replica's TF_CONFIG (pool 0 as `chief`, pool 1 as
+    `worker`), and TFX's google_cloud_ai_platform extension runs its plain
+    GenericExecutor, so our run_fn, on every one of them.
+    """
+    machine = {"machine_type": machine_type}
+    if accelerator:
+        machine.update(accelerator_type=accelerator.vertex_type(),
+                       accelerator_count=accelerator.count)
+    pool = lambda count: {"machine_spec": machine, "replica_count": count,  # noqa: E731
+                          "container_spec": {"image_uri": image}}
+    pools = [pool(1)] + ([pool(workers - 1)] if workers > 1 else [])
+    return {"project": project, "region": region,
+            "job_spec": {"worker_pool_specs": pools}}
+
+
+def _as_vertex_custom_job(trainer, job: dict) -> None:
+    """The Trainer node runs TFX's Vertex Training executor with `job`'s worker pools."""
+    from tfx.dsl.components.base import executor_spec
+    from tfx.extensions.google_cloud_ai_platform import constants
+    from tfx.extensions.google_cloud_ai_platform.trainer import executor as vertex
+    trainer.executor_spec = executor_spec.ExecutorClassSpec(vertex.GenericExecutor)
+    custom = json.loads(trainer.exec_properties["custom_config"])
+    custom.update({vertex.TRAINING_ARGS_KEY: {"project": job["project"],
+                                               "job_spec": job["job_spec"]},
+                   constants.ENABLE_VERTEX_KEY: True,
+                   constants.VERTEX_REGION_KEY: job["region"]})
+    trainer.exec_properties["custom_config"] = json.dumps(custom, sort_keys=True)
 
 
 def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str) -> str:

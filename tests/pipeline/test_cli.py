@@ -112,6 +112,9 @@ COMPILE = ["compile", "--target", "kubeflow", "--image", "example.com/imagepipe:
      ["--pipeline-name 'My_Pipe'", "lowercase"]),
     (["--data", "gs://b/d", "--image-size", "32", "--channels", "3", "--model", "resnet50",
       "--weights", __file__], ["--weights", "a local file", "gs://"]),
+    (["--data", "gs://b/d", "--image-size", "8", "--channels", "1", "--workers", "2",
+      "--target", "vertex"],
+     ["--workers 2 with --target vertex", "--vertex-project and --vertex-region"]),
 ])
 def test_compile_refuses_what_a_cluster_could_not_run(extra, words):
     _assert_one_line_error(_imagepipe(*COMPILE, *extra), *words)

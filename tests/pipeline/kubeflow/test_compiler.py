@@ -201,3 +201,34 @@ def test_a_module_files_text_travels_in_the_compiled_spec(tmp_path):
     params = custom[CUSTOM_CONFIG_KEY]
     assert params["model"] == "module" and params["module_source"] == module.read_text()
     assert params["module_file"] == str(module)
+
+
+def _trainer_executor(spec: dict) -> dict:
+    label = spec["components"][spec["root"]["dag"]["tasks"]["Trainer"]["componentRef"]["name"]]
+    return spec["deploymentSpec"]["executors"][label["executorLabel"]]["container"]
+
+
+def test_vertex_runs_a_multi_worker_trainer_as_a_custom_job_with_worker_pools(tmp_path):
+    from pipeline.kubeflow.compiler import vertex_training_args
+    job = vertex_training_args("proj", "us-central1", IMAGE, 3, "n1-standard-8", None)
+    path = compile_pipeline(CONFIG.replace(workers=3), "vertex", IMAGE, str(tmp_path / "v.json"),
+                            None, job)
+    spec = json.loads(pathlib.Path(path).read_text())["pipelineSpec"]
+    args = _trainer_executor(spec)["args"]
+    assert ("tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor"
+            in args)
+    custom = json.loads(spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
+                        ["custom_config"]["runtimeValue"]["constant"])
+    pools = custom["ai_platform_training_args"]["job_spec"]["worker_pool_specs"]
+    assert [p["replica_count"] for p in pools] == [1, 2]  # the chief, then the workers
+    assert all(p["container_spec"]["image_uri"] == IMAGE for p in pools)
+    assert custom["ai_platform_enable_vertex"] and custom["ai_platform_vertex_region"] == \
+        "us-central1"
+    assert custom["trainer_params"]["workers"] == 3  # run_fn reads TF_CONFIG on each replica
+
+
+def test_kubeflow_runs_a_multi_worker_trainer_as_processes_of_its_step(tmp_path):
+    path = compile_pipeline(CONFIG.replace(workers=2), "kubeflow", IMAGE,
+                            str(tmp_path / "k.yaml"))
+    spec = next(yaml.safe_load_all(pathlib.Path(path).read_text()))
+    assert "modules.cluster.launcher.Executor" in _trainer_executor(spec)["args"]
