@@ -176,7 +176,9 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
     fn_args = types.SimpleNamespace(model_run_dir=str(run_dir), train_files=["t"],
                                     eval_files=["e"], transform_output="x", train_steps=0,
                                     custom_config=params.to_custom_config())
-    callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), 16, Phase("train", 0, 30, 1e-3))
+    one_process = types.SimpleNamespace(is_chief=True, global_batch=16)  # a Distribution's
+    callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), one_process,
+                           Phase("train", 0, 30, 1e-3), str(run_dir))
     # Random labels: the model memorizes the training set and validation gets worse.
     rng = np.random.default_rng(0)
     x, xv = (rng.normal(size=(32, 8, 8, 1)).astype("float32") for _ in range(2))
