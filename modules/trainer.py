@@ -242,13 +242,28 @@ def run_fn(fn_args: FnArgs) -> None:
         _train(fn_args, params, dist, fn_args.model_run_dir, fn_args.serving_model_dir,
                run_started)
         return
-    scratch = tempfile.mkdtemp(prefix="imagepipe-worker-")
+    scratch = _scratch_folder(fn_args, params)
     try:
         _train(fn_args, params, dist, os.path.join(scratch, "run"),
                os.path.join(scratch, "model"), run_started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     _wait_for(os.path.join(fn_args.serving_model_dir, "saved_model.pb"), params.rendezvous_s)
+
+
+def _scratch_folder(fn_args: FnArgs, params: TrainerParams) -> str:
+    """Where a worker other than the chief writes what the chief keeps.
+
+    On a local run, beside the decode caches and named like them with this
+    process, so that a worker killed outright leaves nothing the next run
+    does not remove (pipeline/local/state.py); on a cluster, the pod's temp.
+    """
+    if not params.cache_root:
+        return tempfile.mkdtemp(prefix="imagepipe-worker-")
+    execution = os.path.basename(fn_args.model_run_dir) + "-worker"
+    folder = decode_cache_folder(params.cache_root, execution, os.getpid())
+    os.makedirs(folder, exist_ok=True)
+    return folder
 
 
 def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir: str,

@@ -38,7 +38,9 @@ def test_two_workers_train_a_blessed_model_that_only_the_chief_exports(tmp_path)
     assert len([v for v in versions if v.isdigit()]) == 1
     exported = list((tmp_path / "out" / "tfx" / "Trainer" / "model").iterdir())
     assert len(exported) == 1  # the chief's; worker 1 wrote to a scratch folder
-    assert not [p for p in scratch.iterdir() if p.name.startswith("imagepipe-worker")]
+    caches = tmp_path / "out" / "decode_cache"
+    assert not (caches.exists() and list(caches.iterdir()))  # scratch and caches removed
+    assert not list(scratch.iterdir())
 
 
 @pytest.mark.integration
@@ -96,3 +98,6 @@ def test_a_worker_killed_at_epoch_2_fails_the_run_and_the_rerun_resumes(tmp_path
     epochs = [int(line.split()[1].split("/")[0]) for line in rerun.stdout.splitlines()
               if line.strip().startswith("epoch ")]
     assert epochs[0] > 1 and epochs[-1] == 6, epochs  # resumed from BackupAndRestore
+    # The killed worker's scratch folder was removed by the re-run (its process is gone).
+    caches = tmp_path / "out" / "decode_cache"
+    assert not (caches.exists() and list(caches.iterdir()))
