@@ -1,8 +1,8 @@
 """A photo folder in a gs:// bucket against the same photos on local disk: plan and ingest.
 
-    bash scripts/bench.sh bucket --data ../shared/data/flowers_photos            # ~15 min
-    bash scripts/bench.sh bucket --data ../shared/data/flowers_photos --limit 20  # ~3 min
-    bash scripts/bench.sh bucket --data ../shared/data/flowers_photos --gcs-output  # + a 3rd row
+    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos            # ~15 min
+    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos --limit 20  # ~3 min
+    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos --gcs-output  # + a 3rd row
 
 Needs root: the bucket is fake-gcs-server in a private network namespace
 (scripts/with_gcs.sh), seeded with hard links to (or copies of) the photos.
@@ -216,7 +216,7 @@ def main(argv=None) -> dict:
     """Seeds the bucket, runs both sides, prints the table, writes the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True,
-                        help="a class-per-folder photo tree, e.g. ../shared/data/flowers_photos")
+                        help="a class-per-folder photo tree, e.g. ~/datasets/flowers_photos")
     parser.add_argument("--limit", type=int, default=None,
                         help="the first N photos per class only (a quick run)")
     parser.add_argument("--repeat", type=int, default=2, help="runs per side (median)")

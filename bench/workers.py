@@ -1,7 +1,7 @@
 """One Trainer process against two local workers: examples per second and the all-reduce cost.
 
     bash scripts/bench.sh workers                                   # bundled digits, ~4 min
-    bash scripts/bench.sh workers --data ../shared/data/flowers_photos --epochs 2
+    bash scripts/bench.sh workers --data ~/datasets/flowers_photos --epochs 2
 
 Runs `imagepipe run --workers 1` and `--workers 2` on the same data and
 settings (fixed epochs, no early stopping), alternating, --repeat times, and
