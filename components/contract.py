@@ -4,12 +4,14 @@ Every stage imports this module instead of importing another stage to read
 that stage's output, as TFX's `standard_component_specs` and
 `artifact_utils.get_split_uri` serve its components. It imports nothing
 heavy (no TensorFlow, Beam or TFX): ingestion's encoding workers and the
-CLI import it too. Readers open local paths with Python's `open` and other
-URIs (gs://, ...) through tf.io.gfile, imported only then.
+CLI import it too. Readers go through components/storage, which opens local
+paths with Python's `open` and imports a remote client only for a URI.
 """
 import json
 import os
-from typing import IO, List, Optional
+from typing import List, Optional
+
+from components.storage import files
 
 # --- Features of the ingested tf.Examples (the tensorflow/tpu convention) ---
 IMAGE_KEY = "image/encoded"
@@ -99,40 +101,18 @@ def examples_uri_of(file_pattern: str) -> str:
     return os.path.dirname(os.path.dirname(file_pattern))
 
 
-def _is_remote(path: str) -> bool:
-    return "://" in path
-
-
-def open_text(path: str, mode: str = "r") -> IO:
-    """A local file with `open`, anything else (gs://, ...) through tf.io.gfile."""
-    if not _is_remote(path):
-        return open(path, mode, encoding="utf-8")
-    import tensorflow as tf  # only for remote files: keeps this module light
-    return tf.io.gfile.GFile(path, mode)
-
-
-def exists(path: str) -> bool:
-    """os.path.exists, or tf.io.gfile.exists for remote paths."""
-    if not _is_remote(path):
-        return os.path.exists(path)
-    import tensorflow as tf
-    return tf.io.gfile.exists(path)
-
-
 def read_labels(path: str) -> List[str]:
     """Class names in label-id order from a labels.txt file."""
-    with open_text(path) as f:
-        return [line.rstrip("\n") for line in f if line.strip()]
+    return [line for line in files.read_text(path).splitlines() if line.strip()]
 
 
 def read_ingest_report(examples_uri: str) -> dict:
     """The ingest_report.json beside the example splits."""
-    with open_text(os.path.join(examples_uri, INGEST_REPORT_FILE)) as f:
-        return json.load(f)
+    return json.loads(files.read_text(os.path.join(examples_uri, INGEST_REPORT_FILE)))
 
 
 def split_size(examples_uri: str, split: str) -> int:
     """Examples in one split, from the ingest report; 0 if another ExampleGen wrote them."""
-    if not exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
+    if not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
         return 0
     return int(read_ingest_report(examples_uri)["splits"].get(split, 0))

@@ -28,14 +28,12 @@ import uuid
 from typing import Dict, List, Optional
 
 from components.storage import files
+from components.storage.files import is_remote
 from components.storage.tree_copy import copy_tree
 
 PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
 COMMIT_FILE = "saved_model.pb"  # written last on object stores
 
-
-def is_local(path: str) -> bool:
-    return "://" not in str(path)
 
 
 def versions(base_dir: str, complete_only: bool = True) -> List[int]:
@@ -45,7 +43,7 @@ def versions(base_dir: str, complete_only: bool = True) -> List[int]:
     if not files.isdir(base_dir):
         return []
     found = sorted(int(n) for n in files.list_dir(base_dir)[0] if n.isdigit())
-    if is_local(base_dir) or not complete_only:
+    if not is_remote(base_dir) or not complete_only:
         return found
     return [v for v in found if is_complete(os.path.join(base_dir, str(v)))]
 
@@ -107,7 +105,7 @@ def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COM
     if source_uri is not None:
         extra[PROVENANCE_FILE] = json.dumps({"version": version, "source_uri": source_uri,
                                              "pushed_at": time.time()}).encode()
-    if not is_local(base_dir):
+    if is_remote(base_dir):
         return _publish_to_object_store(str(source_dir), final, commit_file, extra)
     if os.path.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten")

@@ -17,10 +17,11 @@ from apache_beam.transforms.window import GlobalWindows
 
 from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS, read_ingest_report
 from components.image_example_gen.encoding import encode, parallel, shards
-from components.image_example_gen.encoding.shard_writer import is_local, shard_name, write_shard
+from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
+from components.storage.files import is_remote
 
 _SKIPPED = "skipped"
 _FACTS = "facts"
@@ -43,7 +44,7 @@ class _IngestShard(beam.DoFn):
         self._pool, self._pending = None, []
 
     def setup(self):
-        local = is_local(self._root) and all(is_local(d) for d in self._split_dirs.values())
+        local = not any(is_remote(p) for p in (self._root, *self._split_dirs.values()))
         if self._processes > 1 and local:
             self._pool = parallel.EncoderPool(self._processes)
 

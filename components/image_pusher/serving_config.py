@@ -9,7 +9,6 @@ path or edit base_path.
 import os
 
 from components.storage import files
-from components.versions import is_local
 
 # Conservative defaults for CPU serving of small images; tune per deployment.
 BATCHING_CONFIG = """max_batch_size { value: 32 }
@@ -25,7 +24,7 @@ def _model_folders(serving_root: str):
 
 def models_config(serving_root: str) -> str:
     """A ModelServerConfig (text proto) listing every model folder under `serving_root`."""
-    root = os.path.abspath(serving_root) if is_local(serving_root) else serving_root
+    root = files.absolute(serving_root)
     entries = "".join(
         "  config {\n"
         f"    name: \"{name}\"\n"

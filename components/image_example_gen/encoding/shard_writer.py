@@ -19,6 +19,7 @@ from typing import Dict, Iterable, List, Tuple
 import google_crc32c
 
 from components.image_example_gen.encoding.encode import Encoded, Fact
+from components.storage.files import is_remote
 
 
 def _masked_crc(data: bytes) -> int:
@@ -38,10 +39,6 @@ def shard_name(index: int, count: int) -> str:
     """File name of shard `index` of `count`; `.gz` tells TFX's readers it is gzipped."""
     return f"data-{index:05d}-of-{count:05d}.tfrecord.gz"
 
-
-def is_local(path: str) -> bool:
-    """True for paths the standard library can write (no gs://, s3://, ...)."""
-    return "://" not in path
 
 
 class _Gzip:
@@ -110,7 +107,7 @@ def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],
     lists the skipped records. A split with no example gets no file. The
     files appear under their final names only if every item was written.
     """
-    files = _Files(all(is_local(d) for d in split_dirs.values()))
+    files = _Files(not any(is_remote(d) for d in split_dirs.values()))
     facts, skipped, open_files = collections.Counter(), [], {}
     try:
         for item in items:
