@@ -3,7 +3,8 @@
 One function decides, so the Trainer, the tests and the docs agree:
 a TPU address (or `local` on a TPU VM) -> TPUStrategy; several GPUs ->
 MirroredStrategy; one GPU or a CPU -> the default strategy; a TF_CONFIG
-naming several workers -> MultiWorkerMirroredStrategy.
+naming several workers -> MultiWorkerMirroredStrategy, and one with
+parameter servers -> ParameterServerStrategy, coordinated by the chief.
 """
 import dataclasses
 import json
@@ -14,7 +15,7 @@ from typing import Callable, Optional, Sequence
 
 import tensorflow as tf
 
-from modules.cluster.tf_config import is_chief, training_tasks
+from modules.cluster.tf_config import has_parameter_servers, is_chief, training_tasks
 
 # TPU cores take batches in multiples of 8 per replica (XLA tiles of 8x128).
 TPU_BATCH_MULTIPLE = 8
@@ -31,6 +32,7 @@ class Distribution:
     policy: str  # a Keras mixed-precision policy name
     workers: int = 1  # machines (processes) training together
     is_chief: bool = True  # the one that writes the model, summaries and stats
+    parameter_servers: int = 0  # ps tasks holding the variables (ParameterServerStrategy)
 
     @property
     def replicas(self) -> int:
@@ -40,6 +42,8 @@ class Distribution:
     @property
     def name(self) -> str:
         """The strategy as the tf.distribute docs name it, for the plan and summary.json."""
+        if isinstance(self.strategy, tf.distribute.ParameterServerStrategy):
+            return "ParameterServerStrategy"
         if self.workers > 1:  # its class is CollectiveAllReduceStrategy
             return "MultiWorkerMirroredStrategy"
         kind = type(self.strategy).__name__
@@ -75,14 +79,16 @@ def select_strategy(tpu: Optional[str], per_replica_batch: int,
       resolver_factory: builds the TPU cluster resolver (tests pass a fake).
       mixed_precision: bfloat16 on TPU and float16 on GPU when True.
       cluster: a checked TF_CONFIG naming several tasks
-        (modules/cluster/tf_config.read_cluster): MultiWorkerMirroredStrategy.
+        (modules/cluster/tf_config.read_cluster): MultiWorkerMirroredStrategy,
+        or ParameterServerStrategy when it has `ps` tasks (on the chief).
       rendezvous_s: how long the workers may take to find each other.
 
     Raises:
       ValueError: a TPU batch that is not a multiple of 8.
     """
     if cluster is not None:  # first: collectives must be set up before TF initializes
-        return _multi_worker(cluster, per_replica_batch, mixed_precision, rendezvous_s)
+        build = _parameter_servers if has_parameter_servers(cluster) else _multi_worker
+        return build(cluster, per_replica_batch, mixed_precision, rendezvous_s)
     tf.config.set_soft_device_placement(True)  # summaries fall back to the CPU
     if tpu:
         if per_replica_batch % TPU_BATCH_MULTIPLE:
@@ -115,18 +121,43 @@ def _multi_worker(cluster: dict, per_replica_batch: int, mixed_precision: bool,
     options = tf.distribute.experimental.CommunicationOptions(
         implementation=implementation.NCCL if gpus else implementation.RING,
         timeout_seconds=rendezvous_s)
-    watchdog = threading.Timer(rendezvous_s, _never_met, args=(cluster, rendezvous_s))
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
-    finally:
-        watchdog.cancel()
+    strategy = _watched(cluster, rendezvous_s, lambda: tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=options))
     tf.config.set_soft_device_placement(True)
     kind = "gpu" if gpus else "cpu"
     policy = POLICIES[kind] if mixed_precision else "float32"
     return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync,
                         policy, workers=training_tasks(cluster), is_chief=is_chief(cluster))
+
+
+def _parameter_servers(cluster: dict, per_replica_batch: int, mixed_precision: bool,
+                       rendezvous_s: float) -> Distribution:
+    """ParameterServerStrategy, on the chief (the coordinator) of a cluster with ps tasks.
+
+    Each step is one worker's batch, applied to the parameter servers'
+    variables without waiting for the other workers: one replica in sync,
+    so the global batch is the batch.
+    """
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    strategy = _watched(cluster, rendezvous_s,
+                        lambda: tf.distribute.ParameterServerStrategy(resolver))
+    tf.config.set_soft_device_placement(True)
+    kind = "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
+    policy = POLICIES[kind] if mixed_precision else "float32"
+    return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync,
+                        policy, workers=training_tasks(cluster), is_chief=True,
+                        parameter_servers=len(cluster["cluster"]["ps"]))
+
+
+def _watched(cluster: dict, seconds: float, build: Callable) -> tf.distribute.Strategy:
+    """build(), ended by _never_met if the cluster's tasks have not met within `seconds`."""
+    watchdog = threading.Timer(seconds, _never_met, args=(cluster, seconds))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return build()
+    finally:
+        watchdog.cancel()
 
 
 def _never_met(cluster: dict, seconds: float) -> None:

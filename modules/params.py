@@ -53,6 +53,7 @@ class TrainerParams:
     disk_headroom: int  # a decode cache file is written only if this much disk stays free
     workers: int  # >1: run_fn trains on that many local processes (modules/cluster/launcher.py)
     rendezvous_s: float  # how long a cluster's workers may take to find each other
+    ps: int = 0  # >0: that many local parameter servers and a coordinator, with the workers
     # Backbones: 'imagenet', a weights file's path, or None (random init, one phase).
     weights: Optional[str] = None
     weights_sha256: Optional[str] = None  # of a local weights file: part of the cache key

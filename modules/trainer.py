@@ -29,7 +29,9 @@ from modules.augment import Augmentation, augment_batches
 from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
 from modules.model import build_model, compile_model
-from modules.cluster.tf_config import read_cluster
+from modules.cluster import parameter_servers
+from modules.cluster.parameter_servers import per_worker
+from modules.cluster.tf_config import has_parameter_servers, read_cluster, serves
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.epoch_progress import FIT_STATS_FILE, EpochLines, FitThroughput, add_fit_stats
 from modules.schedule import Phase, Schedule, phases, training_schedule
@@ -54,25 +56,26 @@ _OPTIONS.autotune.enabled = False
 
 def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
                  global_batch: int, shuffle: bool, seed: int, num_classes: int,
-                 augmentation: Augmentation = Augmentation(),
-                 examples: int = 0, cache: Optional[str] = None,
-                 augment: Optional[Callable] = None) -> tf.data.Dataset:
+                 augmentation: Augmentation = Augmentation(), examples: int = 0,
+                 cache: Optional[str] = None, augment: Optional[Callable] = None,
+                 shuffle_seed=None) -> tf.data.Dataset:
     """(image, one-hot label) batches: raw examples mapped through the transform graph.
 
     Batches are complete (drop_final_batch) and their shapes static, as TPUs
     need; augmentation, if any, applies to these (training) batches only.
-    `cache` ('' for memory, or a file path; see decode_cache.plan_caches)
-    keeps the decoded, transformed examples after the first pass, so later
-    epochs neither decode nor resize; they are reshuffled every epoch. None
-    streams from disk every epoch. `augment`, a module file's own, replaces
-    `augmentation` on training batches.
+    `cache` ('' for memory, or a file path; see decode_cache.plan_caches) keeps
+    the decoded, transformed examples after the first pass, so later epochs
+    neither decode nor resize, reshuffled every epoch; None streams. `augment`,
+    a module file's own, replaces `augmentation` on training batches;
+    `shuffle_seed` (parameter_servers.runtime_seed) replaces `seed` in shuffles.
     """
+    shuffle_seed = seed if shuffle_seed is None else shuffle_seed
     image_shape = list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
     cached = cache is not None and examples > 0
     raw = data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(batch_size=global_batch, shuffle=shuffle and not cached,
-                                       shuffle_seed=seed, drop_final_batch=not cached,
+                                       shuffle_seed=shuffle_seed, drop_final_batch=not cached,
                                        num_epochs=1 if cached else None),
         tft_output.raw_metadata.schema)
     transform = tft_output.transform_features_layer()
@@ -85,7 +88,7 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
     if cached:
         pairs = pairs.unbatch().cache(cache)
         if shuffle:
-            pairs = pairs.shuffle(shuffle_buffer(examples, image_shape, cache), seed=seed,
+            pairs = pairs.shuffle(shuffle_buffer(examples, image_shape, cache), seed=shuffle_seed,
                                   reshuffle_each_iteration=True)
         pairs = pairs.repeat().batch(global_batch, drop_remainder=True)
     shape = [global_batch, *image_shape]
@@ -148,7 +151,14 @@ def _callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
     backup = backup_dir(fn_args) + ("" if phase.first_epoch == 0 else f"-{phase.name}")
     return callbacks + [keras.callbacks.BackupAndRestore(backup),
                         keras.callbacks.TensorBoard(
-                            run_dir, update_freq=params.tensorboard_update_freq)]
+                            run_dir, update_freq=_tensorboard_freq(params, dist))]
+
+
+def _tensorboard_freq(params: TrainerParams, dist):
+    """Every N steps; per epoch under parameter servers, where Keras refuses batch hooks."""
+    if dist.name == "ParameterServerStrategy":
+        return "epoch"
+    return params.tensorboard_update_freq
 
 
 def _build(params: TrainerParams, plan, tft_output, classes: int, phase: Phase, module):
@@ -170,24 +180,42 @@ def _compile(model: keras.Model, params: TrainerParams, phase: Phase) -> keras.M
                          params.steps_per_execution, params.label_smoothing)
 
 
-def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, global_batch: int,
-              classes: int, cache_dir: str, augment: Optional[Callable]):
-    """(train, eval) datasets, their sizes, and where each split's decoded images are kept."""
+def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes: int,
+              cache_dir: str, augment: Optional[Callable]):
+    """(train, eval) datasets, their sizes, and where each split's decoded images are kept.
+
+    Under parameter servers each worker builds its own from a function; a
+    cache file would be written by every worker at the same path, so only
+    memory caches stay. Validation there samples the eval split (each
+    worker in its own order) to drive early stopping; the Evaluator still
+    scores every example.
+    """
     sizes = {TRAIN: _split_examples(fn_args.train_files[0]),
              EVAL: _split_examples(fn_args.eval_files[0])}
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
     caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir,
                          params.disk_headroom)
+    coordinated = dist.name == "ParameterServerStrategy"
+    if coordinated:
+        caches = {split: cache if cache == "" else None for split, cache in caches.items()}
     augmentation = Augmentation(params.augment_crop, params.augment_flip,
                                 params.augment_color, params.augment_scale)
-    train = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
-                         global_batch, True, params.seed, classes, augmentation,
-                         sizes[TRAIN], caches[TRAIN], augment)
-    evaluation = make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
-                              global_batch, False, params.seed, classes,
-                              examples=sizes[EVAL], cache=caches[EVAL])
+
+    def train(shuffle_seed=None):
+        return make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
+                            dist.global_batch, True, params.seed, classes, augmentation,
+                            sizes[TRAIN], caches[TRAIN], augment, shuffle_seed)
+
+    def evaluation(shuffle_seed=None):
+        return make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
+                            dist.global_batch, coordinated, params.seed, classes,
+                            examples=sizes[EVAL], cache=caches[EVAL], shuffle_seed=shuffle_seed)
+
     logging.info("decoded images kept: train %r, eval %r", caches[TRAIN], caches[EVAL])
-    return train, evaluation, sizes
+    if coordinated:
+        return per_worker(train), per_worker(evaluation), sizes
+    return (_sharded(train(), dist, fn_args.train_files),
+            _sharded(evaluation(), dist, fn_args.eval_files), sizes)
 
 
 def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
@@ -229,15 +257,20 @@ def run_fn(fn_args: FnArgs) -> None:
     """
     run_started = time.perf_counter()
     params = TrainerParams.from_custom_config(fn_args.custom_config)
+    cluster = read_cluster()
+    if cluster is not None and has_parameter_servers(cluster):
+        parameter_servers.prepare(cluster)
+        if serves(cluster):  # a worker or parameter server: the chief drives it
+            parameter_servers.serve(cluster)
     # The strategy first: MultiWorkerMirroredStrategy must configure collective
     # ops before anything initializes TensorFlow's runtime, seeding included.
     dist = select_strategy(params.tpu, params.batch_size,
                            mixed_precision=not params.full_precision,
-                           cluster=read_cluster(), rendezvous_s=params.rendezvous_s)
+                           cluster=cluster, rendezvous_s=params.rendezvous_s)
     keras.utils.set_random_seed(params.seed)
-    logging.info("training on %s: %s, %d worker(s), %d replica(s), global batch %d, %s",
-                 dist.kind, dist.name, dist.workers, dist.replicas, dist.global_batch,
-                 dist.policy)
+    logging.info("training on %s: %s, %d worker(s), %d replica(s), %d parameter server(s), "
+                 "global batch %d, %s", dist.kind, dist.name, dist.workers, dist.replicas,
+                 dist.parameter_servers, dist.global_batch, dist.policy)
     if dist.is_chief:
         _train(fn_args, params, dist, fn_args.model_run_dir, fn_args.serving_model_dir,
                run_started)
@@ -279,9 +312,8 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     cache_root = params.cache_root or os.path.join(trainer_root, CACHE_DIR)
     with remove_caches(decode_cache_folder(cache_root, os.path.basename(fn_args.model_run_dir),
                                            os.getpid())) as cache_dir:
-        train, evaluation, sizes = _datasets(fn_args, params, tft_output, dist.global_batch,
-                                             len(labels), cache_dir, augment)
-        train, evaluation = _sharded(train, dist), _sharded(evaluation, dist)
+        train, evaluation, sizes = _datasets(fn_args, params, tft_output, dist, len(labels),
+                                             cache_dir, augment)
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
         model = _build(params, dist, tft_output, len(labels), phases(params, schedule)[0],
                        module)
@@ -291,7 +323,8 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         ended = time.perf_counter()
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
-                  workers=dist.workers, replicas=dist.replicas)
+                  workers=dist.workers, replicas=dist.replicas,
+                  parameter_servers=dist.parameter_servers)
     started = time.perf_counter()
     export(model, tft_output, labels, model_dir)
     if params.model in BACKBONE_NAMES:
@@ -300,17 +333,24 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     add_fit_stats(run_dir, export_s=time.perf_counter() - started)
 
 
-def _sharded(dataset: tf.data.Dataset, dist) -> tf.data.Dataset:
-    """Each worker of a cluster reads every example and keeps its share of the batches.
+def _sharded(dataset: tf.data.Dataset, dist, file_patterns) -> tf.data.Dataset:
+    """Each worker of a cluster reads its share: whole files when there are enough.
 
-    DATA, not the default AUTO: AUTO shards by file, and fails outright when a
-    split has fewer files than there are workers (a small split is one file).
+    FILE when the split has at least one file per worker: each worker reads
+    only its files. Otherwise DATA: every worker reads every example and
+    keeps its share of the batches. Not the default AUTO, which tries FILE
+    and fails outright with fewer files than workers (a small split is one
+    file).
     """
     if dist.workers <= 1:
         return dataset
+    files = sum(len(tf.io.gfile.glob(pattern)) for pattern in file_patterns)
+    policy = tf.data.experimental.AutoShardPolicy
     options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = \
-        tf.data.experimental.AutoShardPolicy.DATA
+    options.experimental_distribute.auto_shard_policy = (
+        policy.FILE if files >= dist.workers else policy.DATA)
+    logging.info("sharding input across %d workers by %s (%d files)", dist.workers,
+                 "FILE" if files >= dist.workers else "DATA", files)
     return dataset.with_options(options)
 
 

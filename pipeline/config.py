@@ -137,6 +137,9 @@ class PipelineConfig:
                           "MultiWorkerMirroredStrategy over loopback ports (a TF_CONFIG "
                           "each), as a cluster's workers would: for proving and debugging "
                           "multi-worker training, not for speed. Example: --workers 2")
+    ps: int = _field(0, "With --workers: also start this many parameter servers, and "
+                     "train under ParameterServerStrategy, the chief coordinating "
+                     "asynchronous workers. Example: --workers 2 --ps 1")
     tpu: Optional[str] = _field(None, "Train on a TPU: its address (grpc://10.0.0.2:8470 or a "
                                 "name) or 'local' on a TPU VM. Default: GPUs if any, else CPU.")
     full_precision: bool = _field(False, "Train in float32 on GPU/TPU too (default: "
@@ -181,6 +184,7 @@ class PipelineConfig:
              "must be in [0, 1)"),
             ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
             ("workers", 1 <= self.workers <= 8, "must be in [1, 8]"),
+            ("ps", 0 <= self.ps <= 4, "must be in [0, 4]"),
             ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
             ("accuracy_threshold", unset("accuracy_threshold")
              or 0 <= self.accuracy_threshold <= 1, "must be in [0, 1]"),

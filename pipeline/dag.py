@@ -101,7 +101,7 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
 def _trainer(plan: Plan, example_gen, transform, schema_gen) -> Trainer:
     """The stock Trainer running our run_fn; with several local workers, its executor
     starts them (modules/cluster/launcher.py)."""
-    workers = {} if plan.config.workers <= 1 else {
+    workers = {} if plan.config.workers <= 1 and not plan.config.ps else {
         "custom_executor_spec": executor_spec.ExecutorClassSpec(launcher.Executor)}
     trainer = Trainer(
         **workers,

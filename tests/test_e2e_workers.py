@@ -1,7 +1,8 @@
-"""`imagepipe run --workers 2`: the Trainer on two local worker processes, as a cluster's.
+"""`imagepipe run --workers 2 [--ps 1]`: the Trainer on local worker processes, as a cluster's.
 
-Each worker is TFX's own run_executor with a TF_CONFIG naming both on
-loopback ports (modules/cluster/launcher.py), under MultiWorkerMirroredStrategy.
+Each task is TFX's own run_executor with a TF_CONFIG naming all of them on
+loopback ports (modules/cluster/launcher.py), under MultiWorkerMirroredStrategy,
+or with --ps under ParameterServerStrategy, the chief coordinating.
 """
 import json
 import os
@@ -43,11 +44,45 @@ def test_two_workers_train_a_blessed_model_that_only_the_chief_exports(tmp_path)
     assert not list(scratch.iterdir())
 
 
+@pytest.mark.slow
+def test_two_workers_and_a_parameter_server_train_under_the_chiefs_coordination(tmp_path):
+    result = _imagepipe("run", "--workers", 2, "--ps", 1, "--output", tmp_path / "out")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert ("ParameterServerStrategy: a coordinator, 2 worker(s) and 1 parameter server(s)"
+            in result.stdout)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    training = summary["training"]
+    assert (training["strategy"], training["workers"], training["parameter_servers"]) == (
+        "ParameterServerStrategy", 2, 1)
+    assert summary["plan"]["values"]["steps_per_execution"] == 8
+    assert summary["eval"]["blessed"] and summary["eval"]["accuracy"] >= 0.9
+    versions = os.listdir(tmp_path / "out" / "serving" / "imagepipe")
+    assert len([v for v in versions if v.isdigit()]) == 1
+    assert len(list((tmp_path / "out" / "tfx" / "Trainer" / "model").iterdir())) == 1
+    assert not _tasks_left()  # the servers, which never end by themselves, were stopped
+
+
+def _tasks_left() -> list:
+    """Live processes of TFX's run_executor (the local cluster's tasks)."""
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"tfx.scripts.run_executor" in f.read():
+                    left.append(int(pid))
+        except OSError:
+            continue
+    return left
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("tf_config, words", [
     ("not json", "TF_CONFIG is not JSON"),
     (json.dumps({"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
                  "task": {"type": "worker", "index": 0}}), "needs a chief"),
+    (json.dumps({"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker",
+                                                               "index": 3}}),
+     "task index 3 is not among"),
 ])
 def test_a_bad_tf_config_exits_2_before_anything_runs(tmp_path, tf_config, words):
     result = _imagepipe("run", "--output", tmp_path / "out", env={"TF_CONFIG": tf_config})
@@ -92,7 +127,7 @@ def test_a_worker_killed_at_epoch_2_fails_the_run_and_the_rerun_resumes(tmp_path
             os.kill(_worker_pid(1), 9)
             break
     rest, errors = run.communicate(timeout=600)
-    assert run.returncode == 1 and "training worker 1 of 2 failed" in errors, errors[-2000:]
+    assert run.returncode == 1 and "training worker 1 (of 2 tasks) failed" in errors, errors[-2000:]
     rerun = _imagepipe(*args[1:])
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
     epochs = [int(line.split()[1].split("/")[0]) for line in rerun.stdout.splitlines()

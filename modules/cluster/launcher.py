@@ -13,21 +13,29 @@ MultiWorkerMirroredStrategy (modules/distribution.py). Under LocalDagRunner
 the executor runs in the runner's process, so it is the one place that
 can start the workers.
 
-Worker 0 is the chief: its output (epoch lines) is the run's; the others'
-goes to log files shown if they fail. The first worker to fail stops the
-others, and every worker is stopped when this process is interrupted:
-a worker waiting for its peers ignores SIGTERM, so SIGKILL follows.
+With parameter servers (TrainerParams.ps > 0) the cluster is a chief
+(the coordinator), the workers and the parameter servers; the workers and
+servers never end by themselves, so the run is over when the chief is,
+and the others are then stopped, as Vertex AI and the Training Operator
+stop them.
+
+The chief (worker 0 without parameter servers): its output (epoch lines)
+is the run's; the others' goes to log files shown if they fail. The first
+task to fail stops the others, and every task is stopped when this process
+is interrupted: a worker waiting for its peers ignores SIGTERM, so SIGKILL
+follows.
 """
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from tfx.components.trainer import executor as trainer_executor
 from tfx.types import artifact_utils
@@ -37,6 +45,7 @@ from modules.params import TrainerParams
 
 _GRACE_S = 3.0  # between SIGTERM and SIGKILL when stopping the workers
 _TAIL = 3000  # characters of a failed worker's log shown
+_EXCEPTION = re.compile(r"^\s*[\w.]*(Error|Exception): ")
 
 
 class Executor(trainer_executor.GenericExecutor):
@@ -46,20 +55,21 @@ class Executor(trainer_executor.GenericExecutor):
            exec_properties: Dict[str, Any]) -> None:
         """Runs run_fn here (one task), or starts the local cluster and waits for it."""
         custom = json_utils.loads(exec_properties.get("custom_config") or "null") or {}
-        workers = TrainerParams.from_custom_config(custom).workers
-        if workers <= 1 or os.environ.get("TF_CONFIG"):
+        params = TrainerParams.from_custom_config(custom)
+        if (params.workers <= 1 and not params.ps) or os.environ.get("TF_CONFIG"):
             super().Do(input_dict, output_dict, exec_properties)
             return
-        run_workers(workers, _executor_args(input_dict, output_dict, exec_properties))
+        args = executor_args(f"{__name__}.Executor", input_dict, output_dict, exec_properties)
+        run_workers(params.workers, args, params.ps)
 
 
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def _executor_args(input_dict, output_dict, exec_properties) -> List[str]:
-    """tfx.scripts.run_executor's arguments for this executor on these artifacts."""
-    return ["--executor_class_path", f"{__name__}.Executor",
+def executor_args(executor_path: str, input_dict, output_dict, exec_properties) -> List[str]:
+    """tfx.scripts.run_executor's arguments for that executor on these artifacts."""
+    return ["--executor_class_path", executor_path,
             "--inputs-base64", _b64(artifact_utils.jsonify_artifact_dict(input_dict)),
             "--outputs-base64", _b64(artifact_utils.jsonify_artifact_dict(output_dict)),
             "--exec-properties-base64", _b64(json.dumps(exec_properties))]
@@ -77,47 +87,83 @@ def free_ports(count: int) -> List[int]:
             s.close()
 
 
-def tf_configs(count: int) -> List[str]:
-    """One TF_CONFIG per worker: the same cluster, each its own task."""
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(count)]}
-    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
-            for i in range(count)]
+def cluster_of(workers: int, ps: int = 0) -> Dict[str, List[str]]:
+    """The cluster on free loopback ports: workers only, or chief, workers and ps."""
+    jobs = [("chief", 1), ("worker", workers), ("ps", ps)] if ps else [("worker", workers)]
+    ports = iter(free_ports(sum(count for _, count in jobs)))
+    return {job: [f"127.0.0.1:{next(ports)}" for _ in range(count)] for job, count in jobs}
 
 
-def run_workers(count: int, executor_args: List[str]) -> None:
-    """Starts `count` workers, waits for all; RuntimeError naming the first that failed."""
+def tf_configs(workers: int, ps: int = 0) -> List[Tuple[str, str]]:
+    """(task name, TF_CONFIG) per task, the chief first: the same cluster, each its own task."""
+    cluster = cluster_of(workers, ps)
+    return [(f"{job} {index}", json.dumps({"cluster": cluster,
+                                           "task": {"type": job, "index": index}}))
+            for job, addresses in cluster.items() for index in range(len(addresses))]
+
+
+RUN_EXECUTOR = ["-m", "tfx.scripts.run_executor"]  # after the interpreter
+
+
+def run_workers(count: int, args: List[str], ps: int = 0) -> None:
+    """Runs run_executor with `args` as every task of a local cluster; see run_tasks."""
+    run_tasks([(name, config, [sys.executable, *RUN_EXECUTOR, *args])
+               for name, config in tf_configs(count, ps)], everyone=not ps)
+
+
+def run_tasks(tasks: List[Tuple[str, str, List[str]]], everyone: bool) -> None:
+    """Starts (name, TF_CONFIG, argv) tasks, the chief first, and waits for them.
+
+    `everyone`: every task must succeed; otherwise the run ends when the
+    chief does (parameter servers), and the others are stopped. RuntimeError
+    names the first task that failed.
+    """
     with tempfile.TemporaryDirectory(prefix="imagepipe-workers-") as logs:
         processes = []
         try:
-            for index, config in enumerate(tf_configs(count)):
-                processes.append(_start(index, config, executor_args, logs))
-            _wait(processes, logs)
+            for position, (name, config, argv) in enumerate(tasks):
+                processes.append(_start(position, name, config, argv, logs))
+            _wait(processes, logs, everyone=everyone)
         finally:
             stop(processes)
 
 
-def _start(index: int, config: str, executor_args: List[str], logs: str) -> subprocess.Popen:
-    log = open(os.path.join(logs, f"worker-{index}.log"), "wb")
+def _log(logs: str, name: str) -> str:
+    return os.path.join(logs, name.replace(" ", "-") + ".log")
+
+
+def _start(position: int, name: str, config: str, argv: List[str],
+           logs: str) -> subprocess.Popen:
+    log = open(_log(logs, name), "wb")
     with log:  # the child keeps its own descriptor
-        return subprocess.Popen(
-            [sys.executable, "-m", "tfx.scripts.run_executor", *executor_args],
-            env={**os.environ, "TF_CONFIG": config}, stderr=log,
-            stdout=None if index == 0 else log, start_new_session=True)
+        process = subprocess.Popen(
+            argv, env={**os.environ, "TF_CONFIG": config}, stderr=log,
+            stdout=None if position == 0 else log, start_new_session=True)
+    process.task_name = name
+    return process
 
 
-def _wait(processes: List[subprocess.Popen], logs: str) -> None:
+def _wait(processes: List[subprocess.Popen], logs: str, everyone: bool = True) -> None:
+    """Until every task (or the chief, the first) has succeeded, or one has failed."""
     while True:
         codes = [p.poll() for p in processes]
         failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
         if failed:
-            index = failed[0]
-            with open(os.path.join(logs, f"worker-{index}.log"), "rb") as f:
+            name = processes[failed[0]].task_name
+            with open(_log(logs, name), "rb") as f:
                 tail = f.read().decode("utf-8", "replace")[-_TAIL:]
-            raise RuntimeError(f"training worker {index} of {len(processes)} failed "
-                               f"(exit code {codes[index]}); its log ends:\n{tail}")
-        if all(code == 0 for code in codes):
+            raise RuntimeError(f"training {name} (of {len(processes)} tasks) failed "
+                               f"(exit code {codes[failed[0]]}){_last_error(tail)}; "
+                               f"its log ends:\n{tail}")
+        if codes[0] == 0 and (not everyone or all(code == 0 for code in codes)):
             return
         time.sleep(0.5)
+
+
+def _last_error(log: str) -> str:
+    """': ValueError: ...', the log's last exception line, for the one-line message."""
+    errors = [line for line in log.splitlines() if _EXCEPTION.match(line)]
+    return f": {errors[-1].strip()[:300]}" if errors else ""
 
 
 def stop(processes: List[subprocess.Popen]) -> None:

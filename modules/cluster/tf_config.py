@@ -42,9 +42,6 @@ def _check_jobs(cluster: Dict[str, List[str]]) -> None:
     if "ps" in cluster and not ("chief" in cluster and "worker" in cluster):
         raise ClusterConfigError("TF_CONFIG: a cluster with parameter servers needs a chief "
                                  "(the coordinator) and at least one worker")
-    if "ps" in cluster:
-        raise ClusterConfigError("TF_CONFIG: parameter servers are not supported yet; "
-                                 "give workers (and a chief) only")
     if not ("worker" in cluster or "chief" in cluster):
         raise ClusterConfigError("TF_CONFIG: the cluster has no chief and no worker")
 
@@ -82,5 +79,16 @@ def is_chief(config: dict) -> bool:
 
 
 def training_tasks(config: dict) -> int:
-    """Tasks that train: the chief and the workers."""
-    return sum(len(config["cluster"].get(job, [])) for job in ("chief", "worker"))
+    """Tasks that train: the chief and the workers; with parameter servers, the workers."""
+    jobs = ("worker",) if has_parameter_servers(config) else ("chief", "worker")
+    return sum(len(config["cluster"].get(job, [])) for job in jobs)
+
+
+def has_parameter_servers(config: dict) -> bool:
+    """A ParameterServerStrategy cluster: the chief coordinates, workers and ps serve."""
+    return "ps" in config["cluster"]
+
+
+def serves(config: dict) -> bool:
+    """This task only serves the coordinator (a worker or ps of a parameter-server cluster)."""
+    return has_parameter_servers(config) and config["task"]["type"] in ("worker", "ps")

@@ -36,6 +36,12 @@ class Plan:
         """A pretrained backbone: head first, then the top blocks."""
         return self.source.kind == "backbone" and self.source.weights != NO_WEIGHTS
 
+    @property
+    def steps_per_execution(self) -> int:
+        """The flag's, raised under parameter servers (rules.PS_STEPS_PER_EXECUTION)."""
+        c = self.config
+        return max(c.steps_per_execution, rules.PS_STEPS_PER_EXECUTION if c.ps else 1)
+
     def trainer_params(self) -> TrainerParams:
         """The Trainer's typed settings (its custom_config): the config's fields of the
         same name, and what the plan derives."""
@@ -45,7 +51,7 @@ class Plan:
             warmup_epochs=rules.WARMUP_EPOCHS, cache_bytes=self.cache_bytes,
             examples_budget=rules.EXAMPLES_BUDGET, min_epochs=rules.MIN_EPOCHS,
             max_epochs=rules.MAX_EPOCHS, disk_headroom=rules.DISK_HEADROOM,
-            rendezvous_s=rules.RENDEZVOUS_S,
+            rendezvous_s=rules.RENDEZVOUS_S, steps_per_execution=self.steps_per_execution,
             weights=None if s.weights in (None, NO_WEIGHTS) else s.weights,
             weights_sha256=s.weights_sha256,
             head_share=rules.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
@@ -61,7 +67,8 @@ class Plan:
         """summary.json's `plan`: each planned value, and why."""
         values = {name: getattr(self.config, name) for name in PLANNED}
         values.update(train_steps=self.config.train_steps, hardware=self.hardware,
-                      workers=self.config.workers,
+                      workers=self.config.workers, ps=self.config.ps,
+                      steps_per_execution=self.steps_per_execution,
                       steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
                       warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine")
         if self.fine_tunes and self.config.epochs:
@@ -222,11 +229,17 @@ def plan_lines(plan: Plan) -> List[str]:
         f"label smoothing {c.label_smoothing:g}",
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
-    return (lines[:1] + _worker_lines(c) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
+    return (lines[:1] + _worker_lines(plan) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
             + lines[4:])
 
 
-def _worker_lines(c: PipelineConfig) -> List[str]:
+def _worker_lines(plan: Plan) -> List[str]:
+    c = plan.config
+    if c.ps:
+        return [f"          workers: ParameterServerStrategy: a coordinator, {c.workers} "
+                f"worker(s) and {c.ps} parameter server(s), local processes over loopback (a "
+                "TF_CONFIG each), as a cluster's; asynchronous steps, "
+                f"{plan.steps_per_execution} per call; for proving, not for speed"]
     if c.workers <= 1:
         return []
     return [f"          workers: {c.workers} local processes, MultiWorkerMirroredStrategy over "

@@ -17,6 +17,9 @@ WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
 # in memory after the first epoch; larger ones are cached in a file.
 DECODE_CACHE_BYTES = 1 << 30
 DECODE_CACHE_SHARE = 8
+# A compiled Trainer's memory when neither --trainer-memory nor a known Vertex
+# machine type gives it: sizes its decode cache (the cluster is not this machine).
+COMPILED_TRAINER_MEMORY = 8 << 30
 
 _THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a failed one "
                   "well below (docs/training.md)")
@@ -84,3 +87,7 @@ DISK_HEADROOM = 2 << 30
 # How long the workers of a multi-worker training may take to find each other
 # before one gives up naming the others: TensorFlow's own rendezvous has no bound.
 RENDEZVOUS_S = 300.0
+# Under parameter servers every call into the training function is a round
+# trip from the coordinator to a worker: a call runs this many steps, unless
+# --steps-per-execution asks for more.
+PS_STEPS_PER_EXECUTION = 8

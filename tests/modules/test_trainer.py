@@ -176,7 +176,8 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
     fn_args = types.SimpleNamespace(model_run_dir=str(run_dir), train_files=["t"],
                                     eval_files=["e"], transform_output="x", train_steps=0,
                                     custom_config=params.to_custom_config())
-    one_process = types.SimpleNamespace(is_chief=True, global_batch=16)  # a Distribution's
+    # A Distribution's fields that the callbacks read.
+    one_process = types.SimpleNamespace(is_chief=True, global_batch=16, name="default")
     callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), one_process,
                            Phase("train", 0, 30, 1e-3), str(run_dir))
     # Random labels: the model memorizes the training set and validation gets worse.

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from modules.cluster import tf_config
 from modules.cluster.tf_config import ClusterConfigError, is_chief, read_cluster, training_tasks
 
 WORKERS = {"worker": ["127.0.0.1:2001", "127.0.0.1:2002"]}
@@ -41,3 +42,13 @@ def test_several_workers_are_a_cluster_whose_worker_0_is_chief():
 def test_a_bad_tf_config_is_named(config, words):
     with pytest.raises(ClusterConfigError, match=words):
         read_cluster(_env(config))
+
+
+def test_a_parameter_server_cluster_trains_on_its_workers_and_the_chief_coordinates():
+    config = {"cluster": {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]},
+              "task": {"type": "ps", "index": 0}}
+    checked = tf_config.read_cluster(_env(config))
+    assert tf_config.has_parameter_servers(checked) and tf_config.serves(checked)
+    assert tf_config.training_tasks(checked) == 2 and not tf_config.is_chief(checked)
+    chief = {**config, "task": {"type": "chief", "index": 0}}
+    assert tf_config.is_chief(chief) and not tf_config.serves(chief)
