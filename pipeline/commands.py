@@ -27,8 +27,8 @@ def _check_data(path: str) -> None:
 def _check_cluster(config: PipelineConfig) -> None:
     """A TF_CONFIG in the environment is checked now (exit 2), not in the Trainer."""
     cluster = read_cluster()  # raises ClusterConfigError naming what is wrong
-    if os.environ.get("TF_CONFIG") and config.workers > 1:
-        raise UsageError("--workers starts local workers, but TF_CONFIG is set (this "
+    if os.environ.get("TF_CONFIG") and (config.workers > 1 or config.ps):
+        raise UsageError("--workers and --ps start local tasks, but TF_CONFIG is set (this "
                          "process is already a cluster's task): give one or the other")
     return cluster
 
@@ -123,14 +123,14 @@ def command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 def _vertex_job(config: PipelineConfig, args: argparse.Namespace, accelerator):
     """Vertex worker pools for a multi-worker Trainer; None for one worker or kubeflow."""
-    if args.target != "vertex" or config.workers <= 1:
+    if args.target != "vertex" or (config.workers <= 1 and not config.ps):
         return None
     if not (args.vertex_project and args.vertex_region):
         raise UsageError(f"--workers {config.workers} with --target vertex runs the Trainer "
                          "as a Vertex AI custom job: give --vertex-project and --vertex-region")
     from pipeline.kubeflow.compiler import vertex_training_args
     return vertex_training_args(args.vertex_project, args.vertex_region, args.image,
-                                config.workers, args.machine_type, accelerator)
+                                config.workers, args.machine_type, accelerator, config.ps)
 
 
 def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
@@ -138,6 +138,9 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
     accelerator = parse_accelerator(args.accelerator)
     config = config.replace(output=args.pipeline_root)
     vertex_job = _vertex_job(config, args, accelerator)  # refused before anything heavy
+    from pipeline.kubeflow.trainer_resources import trainer_memory
+    memory = trainer_memory(args.trainer_memory, args.target, args.machine_type,
+                            vertex_job is not None)
     dataflow = [args.dataflow_project, args.dataflow_region, args.dataflow_temp_location]
     if any(dataflow) and not all(dataflow):
         raise UsageError("--dataflow-project, --dataflow-region and --dataflow-temp-location "
@@ -149,7 +152,7 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
     path = args.output_file or f"{config.pipeline_name}-{args.target}." + (
         "yaml" if args.target == "kubeflow" else "json")
     kubeflow_compile.compile_pipeline(config, args.target, args.image, path, accelerator,
-                                      vertex_job)
+                                      vertex_job, memory)
     print(kubeflow_compile.summary_line(path, args.target))
 
 

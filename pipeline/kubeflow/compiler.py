@@ -23,6 +23,7 @@ from pipeline.kubeflow.accelerators import Accelerator
 from components.contract import TRAINER_ID
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
+from pipeline.planning import rules
 
 TARGETS = ("kubeflow", "vertex")
 # The image's WORKDIR (kubeflow/Dockerfile), where setup.py is copied; see
@@ -50,12 +51,11 @@ def dataflow_args(project: str, region: str, temp_location: str, image: str) -> 
             "--experiments=use_runner_v2"]
 
 
-def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
-    """The training plan for the cluster's hardware, from local data or the shape flags.
-
-    Memory is not checked here: the Trainer's node is not this machine.
+def _plan(config: PipelineConfig, accelerator: Optional[Accelerator], memory: int):
+    """The training plan for the Trainer's own hardware and `memory` (bytes), from
+    local data or the shape flags. This machine's memory plays no part: the
+    Trainer's node is not this machine.
     """
-    from pipeline.planning import rules
     from pipeline.planning.model_source import read_source
     from pipeline.planning.data_facts import DataFacts
     from pipeline.planning.plan import make_plan
@@ -64,7 +64,6 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
         raise UsageError(f"--weights {config.weights}: a local file, which the cluster's "
                          "Trainer cannot read; copy it to gs:// and pass that path")
     hardware = accelerator.kind if accelerator else "cpu"
-    budget = rules.DECODE_CACHE_BYTES * rules.DECODE_CACHE_SHARE
     if "://" in config.data or not os.path.exists(config.data):
         if not (config.image_size and config.channels):
             raise UsageError(f"--data {config.data} is not on this machine, so its image size "
@@ -72,20 +71,23 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator]):
                              "storage): give --image-size and --channels")
         side = config.image_size
         facts = DataFacts(None, None, None, side, side, side, config.channels)
-        return make_plan(config, facts, hardware, budget, source)
+        return make_plan(config, facts, hardware, memory, source)
     from pipeline.planning.resolve import read_data_facts
-    return make_plan(config, read_data_facts(config), hardware, budget, source)
+    return make_plan(config, read_data_facts(config), hardware, memory, source)
 
 
-def _resources(accelerator: Accelerator, target: str):
+def _resources(accelerator: Optional[Accelerator], target: str, memory: int):
     """The Trainer container's resource request (KFP PipelineSpec ResourceSpec)."""
     from kfp.pipeline_spec import pipeline_spec_pb2
     resource_spec = pipeline_spec_pb2.PipelineDeploymentConfig.PipelineContainerSpec.ResourceSpec
-    # Open-source KFP copies the type verbatim into the pod's resources.limits;
-    # Vertex expects its own accelerator names.
-    kind = accelerator.resource if target == "kubeflow" else accelerator.vertex_type()
-    return resource_spec(accelerator=resource_spec.AcceleratorConfig(
-        type=kind, count=accelerator.count))
+    spec = resource_spec(memory_limit=round(memory / 1e9, 2))  # KFP's unit: GB
+    if accelerator:
+        # Open-source KFP copies the type verbatim into the pod's resources.limits;
+        # Vertex expects its own accelerator names.
+        kind = accelerator.resource if target == "kubeflow" else accelerator.vertex_type()
+        spec.accelerator.CopyFrom(resource_spec.AcceleratorConfig(type=kind,
+                                                                  count=accelerator.count))
+    return spec
 
 
 def _platform_spec(executor_label: str, accelerator: Accelerator) -> dict:
@@ -96,22 +98,29 @@ def _platform_spec(executor_label: str, accelerator: Accelerator) -> dict:
 
 def compile_pipeline(config: PipelineConfig, target: str, image: str, output_file: str,
                      accelerator: Optional[Accelerator] = None,
-                     vertex_job: Optional[dict] = None) -> str:
+                     vertex_job: Optional[dict] = None,
+                     trainer_memory: int = rules.COMPILED_TRAINER_MEMORY) -> str:
     """Writes the compiled pipeline to `output_file`; returns its path.
 
     `vertex_job` (from `vertex_training_args`): the Trainer runs as a Vertex AI
-    custom job with those worker pools instead of in its pipeline step.
+    custom job with those worker pools instead of in its pipeline step. On
+    kubeflow, several --workers (or --ps) make the Trainer step submit a
+    TFJob (modules/cluster/tfjob.py), whose replicas get the accelerator and
+    `trainer_memory`; otherwise the step itself does.
     """
     if target not in TARGETS:
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
     if not KFP_NAME.match(config.pipeline_name):
         raise UsageError(f"--pipeline-name {config.pipeline_name!r}: {KFP_NAME_RULE}")
     if accelerator and accelerator.kind == "tpu":
+        if config.workers > 1 or config.ps:
+            raise UsageError("--accelerator tpu:... trains on one TPU slice (TPUStrategy); "
+                             "--workers and --ps are for GPU or CPU machines")
         if target == "vertex":
             raise UsageError("--accelerator tpu:... is for --target kubeflow (GKE TPU node "
                              "pools); Vertex pipeline steps take GPUs here")
         config = config.replace(tpu="local")  # the TPU VM the Trainer's pod lands on
-    plan = _plan(config, accelerator)
+    plan = _plan(config, accelerator, trainer_memory)
     from tfx import v1 as tfx  # heavy: after the checks above
 
     from pipeline.dag import create_pipeline
@@ -119,10 +128,8 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
                                baseline_kind="pushed" if target == "kubeflow" else "vertex",
                                setup_file=CONTAINER_SETUP_FILE)
     trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
-    if accelerator:
-        trainer.with_platform_config(_resources(accelerator, target))
-    if vertex_job is not None:
-        _as_vertex_custom_job(trainer, vertex_job)
+    tfjob = _place_trainer(trainer, config, target, image, accelerator, trainer_memory,
+                           vertex_job)
     suffix = ".yaml" if target == "kubeflow" else ".json"
     with tempfile.TemporaryDirectory() as staging:
         runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
@@ -133,7 +140,7 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
         with open(os.path.join(staging, "pipeline" + suffix)) as f:
             text = f.read()
     if target == "kubeflow":
-        text = _finish_kubeflow(text, accelerator, config.pipeline_root)
+        text = _finish_kubeflow(text, None if tfjob else accelerator, config.pipeline_root)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         f.write(text)
@@ -141,20 +148,31 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
 
 
 def vertex_training_args(project: str, region: str, image: str, workers: int,
-                         machine_type: str, accelerator: Optional[Accelerator]) -> dict:
+                         machine_type: str, accelerator: Optional[Accelerator],
+                         ps: int = 0) -> dict:
     """A Vertex AI custom job for the Trainer: pool 0 the chief, pool 1 the other workers.
 
     Vertex sets each replica's TF_CONFIG (pool 0 as `chief`, pool 1 as
-    `worker`), and TFX's google_cloud_ai_platform extension runs its plain
-    GenericExecutor, so our run_fn, on every one of them.
+    `worker`, pool 2 as `ps`), and TFX's google_cloud_ai_platform extension
+    runs its plain GenericExecutor, so our run_fn, on every one of them.
+    With parameter servers the chief only coordinates, so pool 1 holds all
+    `workers`, and pool 2 the parameter servers, on machines without
+    accelerators (they hold variables and apply updates).
     """
     machine = {"machine_type": machine_type}
     if accelerator:
         machine.update(accelerator_type=accelerator.vertex_type(),
                        accelerator_count=accelerator.count)
-    pool = lambda count: {"machine_spec": machine, "replica_count": count,  # noqa: E731
-                          "container_spec": {"image_uri": image}}
-    pools = [pool(1)] + ([pool(workers - 1)] if workers > 1 else [])
+
+    def pool(count: int, spec: dict) -> dict:
+        return {"machine_spec": spec, "replica_count": count,
+                "container_spec": {"image_uri": image}}
+
+    if ps:
+        pools = [pool(1, machine), pool(workers, machine),
+                 pool(ps, {"machine_type": machine_type})]
+    else:
+        pools = [pool(1, machine)] + ([pool(workers - 1, machine)] if workers > 1 else [])
     return {"project": project, "region": region,
             "job_spec": {"worker_pool_specs": pools}}
 
@@ -170,6 +188,37 @@ def _as_vertex_custom_job(trainer, job: dict) -> None:
                                                "job_spec": job["job_spec"]},
                    constants.ENABLE_VERTEX_KEY: True,
                    constants.VERTEX_REGION_KEY: job["region"]})
+    trainer.exec_properties["custom_config"] = json.dumps(custom, sort_keys=True)
+
+
+def _place_trainer(trainer, config: PipelineConfig, target: str, image: str,
+                   accelerator: Optional[Accelerator], memory: int,
+                   vertex_job: Optional[dict]) -> bool:
+    """The Trainer's resources, or where it runs instead; True when it submits a TFJob."""
+    tfjob = target == "kubeflow" and (config.workers > 1 or config.ps > 0)
+    if tfjob:
+        _as_tfjob(trainer, config, image, accelerator, memory)
+    else:
+        trainer.with_platform_config(_resources(accelerator, target, memory))
+    if vertex_job is not None:
+        _as_vertex_custom_job(trainer, vertex_job)
+    return tfjob
+
+
+def _as_tfjob(trainer, config: PipelineConfig, image: str,
+              accelerator: Optional[Accelerator], memory: int) -> None:
+    """The Trainer step submits a TFJob whose replicas train (modules/cluster/tfjob.py)."""
+    from tfx.dsl.components.base import executor_spec
+    from modules.cluster import tfjob
+    from pipeline.kubeflow.trainer_resources import kubernetes_quantity
+    trainer.executor_spec = executor_spec.ExecutorClassSpec(tfjob.Executor)
+    limits = {"memory": kubernetes_quantity(memory)}
+    if accelerator and accelerator.kind == "gpu":
+        limits[accelerator.resource] = str(accelerator.count)
+    selector = accelerator.node_selector() if accelerator else None
+    custom = json.loads(trainer.exec_properties["custom_config"])
+    custom[tfjob.TFJOB_KEY] = tfjob.job_settings(config.pipeline_name, image, config.workers,
+                                                 config.ps, limits, selector)
     trainer.exec_properties["custom_config"] = json.dumps(custom, sort_keys=True)
 
 

@@ -34,6 +34,7 @@ from kfp.local import (dag_orchestrator, executor_input_utils, executor_output_u
                        graph_utils, io, placeholder_utils, utils)
 from kfp.pipeline_spec import pipeline_spec_pb2 as pb
 
+from modules.cluster.tfjob import OPERATOR_ENV
 from pipeline.errors import UsageError
 
 # What the backend's launcher names the executor output file (component.OutputMetadataFilepath
@@ -125,8 +126,11 @@ def _run_task(run: Run, task_name: str) -> None:
     executor_input.outputs.output_file = os.path.join(local, OUTPUT_METADATA)
     command = _command(run, task_name, component, executor_input)
     log = os.path.join(local, LOG_FILE)
+    # A multi-worker Trainer submits a TFJob; here its replicas run as local
+    # processes with the TF_CONFIG the Training Operator would set (modules/cluster/tfjob.py).
+    env = {**os.environ, OPERATOR_ENV: "local"}
     with open(log, "w") as f:
-        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
     if code != 0:
         raise TaskFailed(task_name, log)
     outputs = executor_output_utils.get_outputs_for_task(executor_input, component)

@@ -125,6 +125,7 @@ def test_accelerators_request_resources_and_nodes(compiled, name, resource, coun
     spec, platform, _ = compiled[name]
     label, container = _trainer(spec)
     assert container["resources"]["accelerator"] == {"type": resource, "count": count}
+    assert container["resources"]["memoryLimit"] == 8.59  # 8 GiB, in KFP's GB
     other = [e["container"].get("resources") for k, e in spec["deploymentSpec"]["executors"].items()
              if k != label and "container" in e]
     assert other == [None] * len(other)  # only the Trainer gets the accelerator
@@ -135,9 +136,9 @@ def test_accelerators_request_resources_and_nodes(compiled, name, resource, coun
 
 
 @pytest.mark.parametrize("name", ["kubeflow", "vertex"])
-def test_no_accelerator_means_no_resources_and_no_platform_spec(compiled, name):
+def test_no_accelerator_means_a_memory_limit_only_and_no_platform_spec(compiled, name):
     spec, platform, _ = compiled[name]
-    assert platform is None and "resources" not in _trainer(spec)[1]
+    assert platform is None and _trainer(spec)[1]["resources"] == {"memoryLimit": 8.59}
 
 
 def test_user_code_is_referenced_by_dotted_path_not_uploaded(compiled):
@@ -227,8 +228,69 @@ def test_vertex_runs_a_multi_worker_trainer_as_a_custom_job_with_worker_pools(tm
     assert custom["trainer_params"]["workers"] == 3  # run_fn reads TF_CONFIG on each replica
 
 
-def test_kubeflow_runs_a_multi_worker_trainer_as_processes_of_its_step(tmp_path):
-    path = compile_pipeline(CONFIG.replace(workers=2), "kubeflow", IMAGE,
-                            str(tmp_path / "k.yaml"))
+def test_the_plan_sizes_the_decode_cache_from_the_trainers_memory_not_this_machines(tmp_path):
+    path = compile_pipeline(CONFIG, "kubeflow", IMAGE, str(tmp_path / "k.yaml"),
+                            trainer_memory=2 << 30)
     spec = next(yaml.safe_load_all(pathlib.Path(path).read_text()))
-    assert "modules.cluster.launcher.Executor" in _trainer_executor(spec)["args"]
+    assert _custom_config(spec)["cache_bytes"] == (2 << 30) // 8  # rules.DECODE_CACHE_SHARE
+    assert _trainer(spec)[1]["resources"] == {"memoryLimit": 2.15}
+
+
+def test_vertex_parameter_servers_get_a_third_pool_without_accelerators():
+    from pipeline.kubeflow.compiler import vertex_training_args
+    job = vertex_training_args("proj", "us-central1", IMAGE, 2, "n1-standard-8",
+                               parse_accelerator("gpu:nvidia-tesla-t4:1"), ps=1)
+    pools = job["job_spec"]["worker_pool_specs"]
+    assert [p["replica_count"] for p in pools] == [1, 2, 1]  # coordinator, workers, ps
+    assert [p["machine_spec"].get("accelerator_type") for p in pools] == [
+        "NVIDIA_TESLA_T4", "NVIDIA_TESLA_T4", None]
+
+
+def _tfjob_settings(spec) -> dict:
+    value = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]["custom_config"]
+    return json.loads(value["runtimeValue"]["constant"])["tfjob"]
+
+
+def test_kubeflow_workers_make_the_trainer_step_submit_a_tfjob(tmp_path):
+    from modules.cluster.tfjob import tfjob_manifest
+    path = compile_pipeline(CONFIG.replace(workers=3), "kubeflow", IMAGE,
+                            str(tmp_path / "k.yaml"), parse_accelerator("gpu:nvidia-l4:1"),
+                            trainer_memory=32 << 30)
+    docs = list(yaml.safe_load_all(pathlib.Path(path).read_text()))
+    spec = docs[0]
+    assert len(docs) == 1  # the step lands on any node: its replicas take the GPUs
+    label, container = _trainer(spec)
+    assert "modules.cluster.tfjob.Executor" in container["args"]
+    assert "resources" not in container  # it only submits and waits
+    assert _custom_config(spec)["cache_bytes"] == 1 << 30  # 32 GiB: the cap, not 8 GiB / 8
+    settings = _tfjob_settings(spec)
+    assert settings == {"pipeline": CONFIG.pipeline_name, "image": IMAGE, "workers": 3,
+                        "ps": 0, "limits": {"memory": "32Gi", "nvidia.com/gpu": "1"},
+                        "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                        "namespace": None}
+    manifest = tfjob_manifest("p-train-1", settings, ["--x"], namespace="ns")
+    replicas = manifest["spec"]["tfReplicaSpecs"]
+    assert {kind: r["replicas"] for kind, r in replicas.items()} == {"Chief": 1, "Worker": 2}
+    pod = replicas["Worker"]["template"]["spec"]
+    assert pod["containers"][0]["name"] == "tensorflow"  # the operator's container
+    assert pod["containers"][0]["command"] == ["python", "-m", "tfx.scripts.run_executor"]
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+
+
+def test_tfjob_parameter_servers_get_memory_but_no_gpu():
+    from modules.cluster.tfjob import job_settings, tfjob_manifest
+    settings = job_settings("p", IMAGE, 2, 1, {"memory": "16Gi", "nvidia.com/gpu": "1"})
+    replicas = tfjob_manifest("p-train-1", settings, [], namespace="ns")["spec"][
+        "tfReplicaSpecs"]
+    assert {kind: r["replicas"] for kind, r in replicas.items()} == {
+        "Chief": 1, "Worker": 2, "PS": 1}
+    limits = replicas["PS"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"memory": "16Gi"}
+
+
+def test_tpu_with_workers_is_refused():
+    from pipeline.errors import UsageError
+    with pytest.raises(UsageError, match="one TPU slice"):
+        compile_pipeline(CONFIG.replace(workers=2), "kubeflow", IMAGE, "/nonexistent/k.yaml",
+                         parse_accelerator("tpu:tpu-v5-lite-podslice:2x4"))

@@ -3,7 +3,8 @@
 The end-to-end test compiles the package for 100 digits and 3 training steps,
 runs all 9 steps with input artifact types emptied (as the backend passes
 them), then runs it again on the same root: the second run's baseline is the
-first run's pushed model.
+first run's pushed model. A package compiled with --workers runs its Trainer
+as a TFJob, whose replicas run here as local processes.
 """
 import json
 import pathlib
@@ -59,6 +60,26 @@ def test_two_runs_with_emptied_types_push_and_then_compare(tmp_path, mnist_subse
     assert blessing["baseline_model"] == baseline["uri"]  # compared with the first push
     pushed = sorted((output / "serving" / "imagepipe").iterdir())
     assert len(pushed) == 1 + int(blessing["blessed"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers, ps, strategy", [
+    (2, 0, "MultiWorkerMirroredStrategy"), (2, 1, "ParameterServerStrategy")])
+def test_a_tfjob_trainer_runs_its_replicas_with_the_operators_tf_config(
+        tmp_path, mnist_subset, workers, ps, strategy):
+    output = tmp_path / "root"
+    config = PipelineConfig(data=str(mnist_subset), output=str(output), train_steps=8,
+                            accuracy_threshold=0.0, quantize="none", workers=workers, ps=ps)
+    spec = compile_pipeline(config, "kubeflow", "example.com/imagepipe:test",
+                            str(tmp_path / "spec.yaml"))
+    run = _succeeded(_run_local(spec))
+    log = (run / ".launcher" / "Trainer" / "log.txt").read_text()
+    model_run = _outputs(run, "Trainer")["model_run"]["uri"]
+    stats = json.loads((pathlib.Path(model_run) / "fit_stats.json").read_text())
+    assert (stats["strategy"], stats["workers"], stats["parameter_servers"]) == (
+        strategy, workers, ps), log[-2000:]
+    [version] = (output / "serving" / "imagepipe").iterdir()  # the chief's model, pushed
+    assert (version / "saved_model.pb").is_file()
 
 
 def _spec_with(tmp_path, executor: dict) -> pathlib.Path:

@@ -54,3 +54,15 @@ def test_manifests_define_the_account_the_submit_script_uses():
     assert namespace["metadata"]["name"] == multi["namespace"]
     for overlay in (standalone, multi):
         assert "../base" in overlay["resources"]
+
+
+def test_the_pipelines_account_may_submit_tfjobs():
+    base = _docs(KIT / "manifests" / "base" / "kustomization.yaml")[0]
+    assert "tfjob-rbac.yaml" in base["resources"]
+    role, binding = _docs(KIT / "manifests" / "base" / "tfjob-rbac.yaml")
+    account = _docs(KIT / "manifests" / "base" / "service-account.yaml")[0]
+    assert role["rules"] == [{"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"],
+                              "verbs": ["create", "get", "delete"]}]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount",
+                                    "name": account["metadata"]["name"]}]
