@@ -15,7 +15,8 @@ from typing import Callable, Optional, Sequence
 
 import tensorflow as tf
 
-from modules.cluster.tf_config import has_parameter_servers, is_chief, training_tasks
+from modules.cluster.tf_config import (has_parameter_servers, is_chief, training_index,
+                                       training_tasks)
 
 # TPU cores take batches in multiples of 8 per replica (XLA tiles of 8x128).
 TPU_BATCH_MULTIPLE = 8
@@ -33,6 +34,7 @@ class Distribution:
     workers: int = 1  # machines (processes) training together
     is_chief: bool = True  # the one that writes the model, summaries and stats
     parameter_servers: int = 0  # ps tasks holding the variables (ParameterServerStrategy)
+    task_index: int = 0  # this process's place among the `workers`, the chief first
 
     @property
     def replicas(self) -> int:
@@ -127,7 +129,8 @@ def _multi_worker(cluster: dict, per_replica_batch: int, mixed_precision: bool,
     kind = "gpu" if gpus else "cpu"
     policy = POLICIES[kind] if mixed_precision else "float32"
     return Distribution(strategy, kind, per_replica_batch * strategy.num_replicas_in_sync,
-                        policy, workers=training_tasks(cluster), is_chief=is_chief(cluster))
+                        policy, workers=training_tasks(cluster), is_chief=is_chief(cluster),
+                        task_index=training_index(cluster))
 
 
 def _parameter_servers(cluster: dict, per_replica_batch: int, mixed_precision: bool,

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -201,21 +201,24 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
     augmentation = Augmentation(params.augment_crop, params.augment_flip,
                                 params.augment_color, params.augment_scale)
 
+    train_files, train_by_file = _worker_files(fn_args.train_files, dist)
+    eval_files, eval_by_file = _worker_files(fn_args.eval_files, dist)
+
     def train(shuffle_seed=None):
-        return make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
+        return make_dataset(train_files, fn_args.data_accessor, tft_output,
                             dist.global_batch, True, params.seed, classes, augmentation,
                             sizes[TRAIN], caches[TRAIN], augment, shuffle_seed)
 
     def evaluation(shuffle_seed=None):
-        return make_dataset(fn_args.eval_files, fn_args.data_accessor, tft_output,
+        return make_dataset(eval_files, fn_args.data_accessor, tft_output,
                             dist.global_batch, coordinated, params.seed, classes,
                             examples=sizes[EVAL], cache=caches[EVAL], shuffle_seed=shuffle_seed)
 
     logging.info("decoded images kept: train %r, eval %r", caches[TRAIN], caches[EVAL])
     if coordinated:
         return per_worker(train), per_worker(evaluation), sizes
-    return (_sharded(train(), dist, fn_args.train_files),
-            _sharded(evaluation(), dist, fn_args.eval_files), sizes)
+    return (_sharded(train(), dist, train_by_file),
+            _sharded(evaluation(), dist, eval_by_file), sizes)
 
 
 def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
@@ -333,24 +336,35 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     add_fit_stats(run_dir, export_s=time.perf_counter() - started)
 
 
-def _sharded(dataset: tf.data.Dataset, dist, file_patterns) -> tf.data.Dataset:
-    """Each worker of a cluster reads its share: whole files when there are enough.
+def _worker_files(patterns, dist) -> Tuple[list, bool]:
+    """This worker's files and True when every worker can have whole files; else all, False.
 
-    FILE when the split has at least one file per worker: each worker reads
-    only its files. Otherwise DATA: every worker reads every example and
-    keeps its share of the batches. Not the default AUTO, which tries FILE
-    and fails outright with fewer files than workers (a small split is one
-    file).
+    Sharding by file is done here, not by tf.data's FILE policy: that
+    rewrite fails on tfxio's datasets ("Found an unshardable source dataset:
+    RangeDataset"), and TensorFlow's AUTO then gives up too.
+    """
+    if dist.workers <= 1 or dist.name == "ParameterServerStrategy":
+        return patterns, False
+    files = sorted(f for pattern in patterns for f in tf.io.gfile.glob(pattern))
+    if len(files) < dist.workers:
+        return patterns, False
+    return files[dist.task_index::dist.workers], True
+
+
+def _sharded(dataset: tf.data.Dataset, dist, by_file: bool) -> tf.data.Dataset:
+    """Each worker of a cluster reads its share: its own files, or its share of the batches.
+
+    With whole files per worker (_worker_files) nothing is left to shard
+    (OFF); otherwise DATA: every worker reads every example and keeps its
+    share of the batches.
     """
     if dist.workers <= 1:
         return dataset
-    files = sum(len(tf.io.gfile.glob(pattern)) for pattern in file_patterns)
     policy = tf.data.experimental.AutoShardPolicy
     options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = (
-        policy.FILE if files >= dist.workers else policy.DATA)
-    logging.info("sharding input across %d workers by %s (%d files)", dist.workers,
-                 "FILE" if files >= dist.workers else "DATA", files)
+    options.experimental_distribute.auto_shard_policy = policy.OFF if by_file else policy.DATA
+    logging.info("input across %d workers: %s", dist.workers,
+                 "each its own files" if by_file else "sharded by DATA")
     return dataset.with_options(options)
 
 

@@ -84,6 +84,15 @@ def training_tasks(config: dict) -> int:
     return sum(len(config["cluster"].get(job, [])) for job in jobs)
 
 
+def training_index(config: dict) -> int:
+    """This task's place among the tasks that train: the chief first, then the workers."""
+    task = config["task"]
+    if task["type"] == "chief":
+        return 0
+    chiefs = 0 if has_parameter_servers(config) else len(config["cluster"].get("chief", []))
+    return chiefs + task.get("index", 0)
+
+
 def has_parameter_servers(config: dict) -> bool:
     """A ParameterServerStrategy cluster: the chief coordinates, workers and ps serve."""
     return "ps" in config["cluster"]

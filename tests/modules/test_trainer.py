@@ -220,3 +220,21 @@ def test_the_cache_folder_and_its_empty_parent_are_removed_afterwards(tmp_path):
             pass
         assert os.listdir(tmp_path / ".decode_cache") == ["7"]  # another execution's stays
     assert not (tmp_path / ".decode_cache").exists()
+
+
+def test_each_worker_reads_its_own_files_when_every_worker_can_have_one(tmp_path):
+    import types
+
+    from modules.trainer import _worker_files
+    for name in ("data-00000-of-00003.gz", "data-00001-of-00003.gz", "data-00002-of-00003.gz"):
+        (tmp_path / name).write_bytes(b"")
+    pattern = [str(tmp_path / "*")]
+    worker = lambda index, workers: types.SimpleNamespace(  # noqa: E731
+        workers=workers, task_index=index, name="MultiWorkerMirroredStrategy")
+    first, by_file = _worker_files(pattern, worker(0, 2))
+    second, _ = _worker_files(pattern, worker(1, 2))
+    assert by_file and [p[-22:] for p in first] == ["data-00000-of-00003.gz",
+                                                    "data-00002-of-00003.gz"]
+    assert [p[-22:] for p in second] == ["data-00001-of-00003.gz"]
+    assert _worker_files(pattern, worker(0, 4)) == (pattern, False)  # fewer files: DATA
+    assert _worker_files(pattern, worker(0, 1)) == (pattern, False)

@@ -52,3 +52,13 @@ def test_a_parameter_server_cluster_trains_on_its_workers_and_the_chief_coordina
     assert tf_config.training_tasks(checked) == 2 and not tf_config.is_chief(checked)
     chief = {**config, "task": {"type": "chief", "index": 0}}
     assert tf_config.is_chief(chief) and not tf_config.serves(chief)
+
+
+@pytest.mark.parametrize("cluster, task, index", [
+    ({"worker": ["h:1", "h:2"]}, {"type": "worker", "index": 1}, 1),
+    ({"chief": ["h:0"], "worker": ["h:1", "h:2"]}, {"type": "chief", "index": 0}, 0),
+    ({"chief": ["h:0"], "worker": ["h:1", "h:2"]}, {"type": "worker", "index": 1}, 2),
+    ({"chief": ["h:0"], "worker": ["h:1"], "ps": ["h:2"]}, {"type": "worker", "index": 0}, 0),
+])
+def test_training_index_puts_the_chief_first(cluster, task, index):
+    assert tf_config.training_index({"cluster": cluster, "task": task}) == index
