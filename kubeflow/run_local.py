@@ -7,7 +7,9 @@ with exit code 1, naming the task and its log. Each step's container command
 runs as a local process with this interpreter: the image is not pulled, and
 there is no Kubernetes, Argo or object store. Upstream artifacts reach each
 step with their type emptied, as the backend passes them; --keep-types passes
-the declared types instead (as Vertex does), for comparison. The logic is in
+the declared types instead (as Vertex does), for comparison. A Trainer
+compiled with --workers submits a TFJob; here its replicas run as local
+processes with the TF_CONFIG the Training Operator would set. The logic is in
 pipeline/kubeflow/emulator.py; this folder is not a Python package (see docs/kubeflow.md).
 """
 import argparse
