@@ -185,10 +185,11 @@ def _compile_flags(compile_: argparse.ArgumentParser) -> None:
     compile_.add_argument("--machine-type", default="n1-standard-8",
                           help="that job's machines (--accelerator adds its GPUs)")
     compile_.add_argument("--trainer-memory", default=None,
-                          help="memory of each machine that trains (the Trainer's pod, or "
-                               "each TFJob replica): its limit, and what sizes the decode "
-                               "cache. Default: the --machine-type's for a Vertex custom job, "
-                               "else 8G. Example: 32G")
+                          help="memory of each machine that trains: what sizes the decode "
+                               "cache, and the limit of the Trainer's pod or of each TFJob "
+                               "replica (a Vertex custom job's machines are --machine-type). "
+                               "Default: the --machine-type's for a Vertex custom job, else "
+                               "8G. Example: 32G")
     compile_.add_argument("--output-file", default=None,
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
 

@@ -22,6 +22,8 @@ import base64
 import hashlib
 import json
 import os
+import re
+import signal
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
@@ -37,6 +39,8 @@ GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
 CONTAINER = "tensorflow"  # the container name the Training Operator configures
 PORT = 2222  # the operator's default port (tfjob-port)
 _POLL_S = 15.0
+_POLL_ATTEMPTS = 4  # a status read may fail this many times in a row before the step does
+_TTL_S = 86400  # a finished TFJob is removed after a day; a retry then creates it anew
 _ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # The Training Operator's replica types, in TF_CONFIG's job names.
 _JOBS = {"Chief": "chief", "Worker": "worker", "PS": "ps"}
@@ -63,9 +67,17 @@ class Executor(trainer_executor.GenericExecutor):
 
 
 def job_name(pipeline: str, key: str) -> str:
-    """A DNS-1123 name, one per execution (its artifacts): `<pipeline>-train-<hash>`."""
+    """`<pipeline>-train-<hash>`, one per execution (its artifacts).
+
+    The operator wants a DNS-1035 label (a letter first), and names each
+    replica's Service `<job>-<type>-<index>`, itself at most 63 characters:
+    the pipeline's part is kept to 30.
+    """
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
-    return f"{pipeline[:40].lower().replace('_', '-').strip('-')}-train-{digest}"
+    prefix = re.sub(r"[^a-z0-9-]", "-", pipeline.lower())[:30].strip("-")
+    if not prefix[:1].isalpha():
+        prefix = "p-" + prefix
+    return f"{prefix}-train-{digest}"
 
 
 def job_settings(pipeline: str, image: str, workers: int, ps: int,
@@ -91,17 +103,21 @@ def tfjob_manifest(name: str, job: dict, args: List[str],
     limits = job["limits"]
     cpu_limits = {k: v for k, v in limits.items() if k in ("cpu", "memory")}
     workers, ps = job["workers"], job["ps"]
-    counts = {"Chief": (1, limits), "Worker": (workers if ps else workers - 1, limits),
-              "PS": (ps, cpu_limits)}
-    replicas = {kind: _replica(count, job, args, own_limits)
-                for kind, (count, own_limits) in counts.items() if count > 0}
+    # Parameter servers skip the accelerator's node selector too: GKE taints GPU
+    # nodes, and only pods that request a GPU tolerate it.
+    counts = {"Chief": (1, limits, True), "PS": (ps, cpu_limits, False),
+              "Worker": (workers if ps else workers - 1, limits, True)}
+    replicas = {kind: _replica(count, job, args, own_limits, select)
+                for kind, (count, own_limits, select) in counts.items() if count > 0}
     return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TFJob",
             "metadata": {"name": name, "namespace": namespace or _own_account()[0]},
-            "spec": {"runPolicy": {"cleanPodPolicy": "All", "backoffLimit": 3},
+            "spec": {"runPolicy": {"cleanPodPolicy": "All", "backoffLimit": 3,
+                                   "ttlSecondsAfterFinished": _TTL_S},
                      "tfReplicaSpecs": replicas}}
 
 
-def _replica(count: int, job: dict, args: List[str], limits: Dict[str, str]) -> dict:
+def _replica(count: int, job: dict, args: List[str], limits: Dict[str, str],
+             select_nodes: bool) -> dict:
     container = {"name": CONTAINER, "image": job["image"],
                  "command": ["python", *launcher.RUN_EXECUTOR], "args": args,
                  "ports": [{"name": "tfjob-port", "containerPort": PORT}]}
@@ -111,7 +127,7 @@ def _replica(count: int, job: dict, args: List[str], limits: Dict[str, str]) -> 
     account = job.get("service_account") or _own_account()[1]
     if account:  # the step's own: the bucket lets it in (Workload Identity)
         spec["serviceAccountName"] = account
-    if job["node_selector"]:
+    if job["node_selector"] and select_nodes:
         spec["nodeSelector"] = dict(job["node_selector"])
     return {"replicas": count, "restartPolicy": "ExitCode", "template": {"spec": spec}}
 
@@ -154,7 +170,12 @@ def run_here(manifest: dict) -> None:
 
 
 def submit_and_wait(manifest: dict, poll_s: float = _POLL_S) -> None:
-    """Creates the TFJob, waits for Succeeded; RuntimeError on Failed, deleted if interrupted."""
+    """Creates the TFJob (or finds this execution's, on a retry) and waits for Succeeded.
+
+    RuntimeError on Failed. Stopping the step (SIGTERM, as KFP does when a
+    run is cancelled) deletes the job; a step killed outright cannot, and
+    leaves it to finish (docs/kubeflow.md).
+    """
     from kubernetes import client, config  # only in a cluster
     try:
         config.load_incluster_config()
@@ -162,19 +183,51 @@ def submit_and_wait(manifest: dict, poll_s: float = _POLL_S) -> None:
         config.load_kube_config()
     api = client.CustomObjectsApi()
     meta = manifest["metadata"]
-    api.create_namespaced_custom_object(GROUP, VERSION, meta["namespace"], PLURAL, manifest)
-    print(f"submitted TFJob {meta['namespace']}/{meta['name']}", flush=True)
+    where = (GROUP, VERSION, meta["namespace"], PLURAL)
+    _create(api, client.ApiException, manifest, where)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so that `finally` runs
     done = False
     try:
         while not done:
             time.sleep(poll_s)
-            job = api.get_namespaced_custom_object(GROUP, VERSION, meta["namespace"], PLURAL,
-                                                   meta["name"])
-            done = finished(job)
+            done = finished(_read(api, client.ApiException, where, meta["name"]))
     finally:
-        if not done:  # interrupted or failed to poll: leave no job training on
-            api.delete_namespaced_custom_object(GROUP, VERSION, meta["namespace"], PLURAL,
-                                                meta["name"])
+        if not done:  # failed, stopped, or unreadable: leave no job training on
+            try:
+                api.delete_namespaced_custom_object(*where, meta["name"])
+            except client.ApiException as e:
+                print(f"could not delete TFJob {meta['name']}: {e.reason}", file=sys.stderr)
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _create(api, api_error, manifest: dict, where: tuple) -> None:
+    """Creates the job; a retried execution finds its own (409) and waits on it, unless failed."""
+    name = manifest["metadata"]["name"]
+    try:
+        api.create_namespaced_custom_object(*where, manifest)
+    except api_error as e:
+        if e.status != 409:
+            raise
+        try:
+            finished(api.get_namespaced_custom_object(*where, name))
+        except RuntimeError:  # the earlier attempt failed: start again
+            api.delete_namespaced_custom_object(*where, name)
+            time.sleep(_POLL_S)
+            api.create_namespaced_custom_object(*where, manifest)
+    print(f"TFJob {where[2]}/{name}", flush=True)
+
+
+def _read(api, api_error, where: tuple, name: str) -> dict:
+    """The job's current state; a few transient API errors in a row are tolerated."""
+    for _ in range(_POLL_ATTEMPTS - 1):
+        try:
+            return api.get_namespaced_custom_object(*where, name)
+        except api_error:
+            time.sleep(_POLL_S)
+    return api.get_namespaced_custom_object(*where, name)  # the last error is the step's
 
 
 def finished(job: dict) -> bool:

@@ -198,10 +198,10 @@ def _place_trainer(trainer, config: PipelineConfig, target: str, image: str,
     tfjob = target == "kubeflow" and (config.workers > 1 or config.ps > 0)
     if tfjob:
         _as_tfjob(trainer, config, image, accelerator, memory)
+    elif vertex_job is not None:  # the step only submits: the job's pools train
+        _as_vertex_custom_job(trainer, vertex_job)
     else:
         trainer.with_platform_config(_resources(accelerator, target, memory))
-    if vertex_job is not None:
-        _as_vertex_custom_job(trainer, vertex_job)
     return tfjob
 
 

@@ -9,28 +9,34 @@ from typing import Optional
 from pipeline.errors import UsageError
 from pipeline.planning import rules
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)$", re.IGNORECASE)
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT])(i?B?)$", re.IGNORECASE)
+_MIN_MEMORY = 256 << 20  # below this no Trainer runs: a typo (16 for 16G), not a machine
 # GiB per vCPU of Compute Engine's predefined machine families (their docs' table).
 _PER_VCPU = {"standard": {"n1": 3.75, "n2": 4, "n2d": 4, "e2": 4, "c2": 4, "g2": 4},
              "highmem": {"n1": 6.5, "n2": 8, "n2d": 8, "e2": 8},
              "highcpu": {"n1": 0.9, "n2": 1, "n2d": 1, "e2": 1, "c2": 1}}
-_A2_PER_GPU = 85  # a2-highgpu-Ng: 85 GiB per A100
+# GiB per GPU of the a2 types: a2-highgpu-Ng (A100 40 GB), a2-ultragpu-Ng (A100 80 GB).
+_A2_PER_GPU = {"highgpu": 85, "megagpu": 85, "ultragpu": 170}
+_A2 = re.compile(r"^a2-(highgpu|megagpu|ultragpu)-(\d+)g$")
 
 
 def parse_memory(text: str, flag: str = "--trainer-memory") -> int:
-    """Bytes from `16G`, `16Gi`, `512M`, `1.5T` (binary units); UsageError otherwise."""
+    """Bytes from `16G`, `16Gi`, `512M`, `1.5T` (binary units, one required); at least
+    256 MiB; UsageError otherwise."""
     match = _SIZE.match(text.strip())
-    if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"{flag} {text!r}: give a size such as 16G or 512M")
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    size = int(float(match.group(1)) * _UNITS[match.group(2).upper()]) if match else 0
+    if size < _MIN_MEMORY:
+        raise UsageError(f"{flag} {text!r}: give a size of at least 256M, such as 16G")
+    return size
 
 
 def machine_memory(machine_type: str) -> Optional[int]:
     """Bytes of a predefined Compute Engine machine type, or None if not known here."""
+    a2 = _A2.match(machine_type)
+    if a2:
+        return int(a2.group(2)) * _A2_PER_GPU[a2.group(1)] << 30
     parts = machine_type.split("-")
-    if len(parts) == 3 and parts[0] == "a2" and parts[2].endswith("g"):
-        return int(parts[2][:-1]) * _A2_PER_GPU << 30
     if len(parts) != 3 or not parts[2].isdigit():
         return None
     per_vcpu = _PER_VCPU.get(parts[1], {}).get(parts[0])

@@ -9,7 +9,9 @@ from modules.cluster import tfjob
 
 def test_job_names_are_dns_labels_one_per_execution():
     a, b = tfjob.job_name("My_Pipeline", "args-1"), tfjob.job_name("My_Pipeline", "args-2")
-    assert a.startswith("my-pipeline-train-") and a != b and len(a) <= 63
+    assert a.startswith("my-pipeline-train-") and a != b
+    long = tfjob.job_name("9" * 60, "args")  # a letter first; its Services fit 63 characters
+    assert long.startswith("p-9") and len(long + "-worker-12") <= 63
 
 
 def _status(*conditions) -> dict:
@@ -26,7 +28,8 @@ def test_status_running_then_succeeded():
 
 def test_a_failed_job_raises_the_operators_message():
     with pytest.raises(RuntimeError, match="TFJob p-train-1 failed: worker 1 exited 137"):
-        tfjob.finished(_status(("Running", "False", ""), ("Failed", "True", "worker 1 exited 137")))
+        tfjob.finished(_status(("Running", "False", ""),
+                               ("Failed", "True", "worker 1 exited 137")))
 
 
 def test_replicas_run_as_the_steps_own_account(tmp_path, monkeypatch):
@@ -47,3 +50,42 @@ def test_outside_a_pod_the_namespace_is_default_and_no_account_is_named(tmp_path
     assert manifest["metadata"]["namespace"] == "default"
     assert "serviceAccountName" not in manifest["spec"]["tfReplicaSpecs"]["Chief"]["template"][
         "spec"]
+
+
+class _Conflict(Exception):
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+class _Api:
+    """The four CustomObjectsApi calls `_create` makes, on one stored job."""
+
+    def __init__(self, existing):
+        self.job, self.calls = existing, []
+
+    def create_namespaced_custom_object(self, *where):
+        self.calls.append("create")
+        if self.job is not None:
+            raise _Conflict(409)
+        self.job = where[-1]
+
+    def get_namespaced_custom_object(self, *where):
+        return self.job
+
+    def delete_namespaced_custom_object(self, *where):
+        self.calls.append("delete")
+        self.job = None
+
+
+@pytest.mark.parametrize("existing, calls", [
+    (None, ["create"]),
+    (_status(("Running", "True", "")), ["create"]),  # a retry waits on its own job
+    (_status(("Failed", "True", "oom")), ["create", "delete", "create"]),  # or starts again
+])
+def test_a_retried_execution_finds_its_job(monkeypatch, existing, calls):
+    monkeypatch.setattr(tfjob, "_POLL_S", 0)
+    api = _Api(existing)
+    manifest = {"metadata": {"name": "p-train-1", "namespace": "ns"}}
+    tfjob._create(api, _Conflict, manifest, ("g", "v", "ns", "tfjobs"))  # noqa: SLF001
+    assert api.calls == calls and api.job is not None

@@ -226,6 +226,7 @@ def test_vertex_runs_a_multi_worker_trainer_as_a_custom_job_with_worker_pools(tm
     assert custom["ai_platform_enable_vertex"] and custom["ai_platform_vertex_region"] == \
         "us-central1"
     assert custom["trainer_params"]["workers"] == 3  # run_fn reads TF_CONFIG on each replica
+    assert "resources" not in _trainer_executor(spec)  # the step only submits the job
 
 
 def test_the_plan_sizes_the_decode_cache_from_the_trainers_memory_not_this_machines(tmp_path):
@@ -278,15 +279,18 @@ def test_kubeflow_workers_make_the_trainer_step_submit_a_tfjob(tmp_path):
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
 
 
-def test_tfjob_parameter_servers_get_memory_but_no_gpu():
+def test_tfjob_parameter_servers_get_memory_but_no_gpu_and_no_gpu_nodes():
     from modules.cluster.tfjob import job_settings, tfjob_manifest
-    settings = job_settings("p", IMAGE, 2, 1, {"memory": "16Gi", "nvidia.com/gpu": "1"})
+    settings = job_settings("p", IMAGE, 2, 1, {"memory": "16Gi", "nvidia.com/gpu": "1"},
+                            {"cloud.google.com/gke-accelerator": "nvidia-l4"})
     replicas = tfjob_manifest("p-train-1", settings, [], namespace="ns")["spec"][
         "tfReplicaSpecs"]
     assert {kind: r["replicas"] for kind, r in replicas.items()} == {
         "Chief": 1, "Worker": 2, "PS": 1}
     limits = replicas["PS"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits == {"memory": "16Gi"}
+    assert "nodeSelector" not in replicas["PS"]["template"]["spec"]  # GPU nodes are tainted
+    assert "nodeSelector" in replicas["Worker"]["template"]["spec"]
 
 
 def test_tpu_with_workers_is_refused():

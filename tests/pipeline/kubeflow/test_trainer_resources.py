@@ -14,20 +14,22 @@ def test_sizes_parse_in_binary_units(text, size):
     assert parse_memory(text) == size
 
 
-@pytest.mark.parametrize("text", ["", "lots", "0G", "-1G", "16X"])
+@pytest.mark.parametrize("text", ["", "lots", "0G", "-1G", "16X", "16", "100M"])
 def test_a_bad_size_names_the_flag(text):
     with pytest.raises(UsageError, match="--trainer-memory"):
         parse_memory(text)
 
 
 @pytest.mark.parametrize("machine, gib", [("n1-standard-8", 30), ("n1-highmem-4", 26),
-                                          ("e2-highcpu-16", 16), ("a2-highgpu-2g", 170)])
+                                          ("e2-highcpu-16", 16), ("a2-highgpu-2g", 170),
+                                          ("a2-ultragpu-1g", 170)])
 def test_known_machine_types(machine, gib):
     assert machine_memory(machine) == gib << 30
 
 
 def test_unknown_machine_types_give_none():
     assert machine_memory("ct5lp-hightpu-4t") is None and machine_memory("custom-8") is None
+    assert machine_memory("a2-highgpu-g") is None
 
 
 def test_the_flag_wins_then_the_vertex_machine_then_the_default():
