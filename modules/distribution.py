@@ -42,9 +42,14 @@ class Distribution:
         return self.strategy.num_replicas_in_sync
 
     @property
+    def coordinated(self) -> bool:
+        """ParameterServerStrategy: the chief schedules steps on workers, each its own input."""
+        return isinstance(self.strategy, tf.distribute.ParameterServerStrategy)
+
+    @property
     def name(self) -> str:
         """The strategy as the tf.distribute docs name it, for the plan and summary.json."""
-        if isinstance(self.strategy, tf.distribute.ParameterServerStrategy):
+        if self.coordinated:
             return "ParameterServerStrategy"
         if self.workers > 1:  # its class is CollectiveAllReduceStrategy
             return "MultiWorkerMirroredStrategy"

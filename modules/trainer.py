@@ -156,7 +156,7 @@ def _callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
 
 def _tensorboard_freq(params: TrainerParams, dist):
     """Every N steps; per epoch under parameter servers, where Keras refuses batch hooks."""
-    if dist.name == "ParameterServerStrategy":
+    if dist.coordinated:
         return "epoch"
     return params.tensorboard_update_freq
 
@@ -195,7 +195,7 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
     caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir,
                          params.disk_headroom)
-    coordinated = dist.name == "ParameterServerStrategy"
+    coordinated = dist.coordinated
     if coordinated:
         caches = {split: cache if cache == "" else None for split, cache in caches.items()}
     augmentation = Augmentation(params.augment_crop, params.augment_flip,
@@ -262,7 +262,7 @@ def run_fn(fn_args: FnArgs) -> None:
     params = TrainerParams.from_custom_config(fn_args.custom_config)
     cluster = read_cluster()
     if cluster is not None and has_parameter_servers(cluster):
-        parameter_servers.prepare(cluster)
+        parameter_servers.prepare()
         if serves(cluster):  # a worker or parameter server: the chief drives it
             parameter_servers.serve(cluster)
     # The strategy first: MultiWorkerMirroredStrategy must configure collective
@@ -343,7 +343,7 @@ def _worker_files(patterns, dist) -> Tuple[list, bool]:
     rewrite fails on tfxio's datasets ("Found an unshardable source dataset:
     RangeDataset"), and TensorFlow's AUTO then gives up too.
     """
-    if dist.workers <= 1 or dist.name == "ParameterServerStrategy":
+    if dist.workers <= 1 or dist.coordinated:
         return patterns, False
     files = sorted(f for pattern in patterns for f in tf.io.gfile.glob(pattern))
     if len(files) < dist.workers:

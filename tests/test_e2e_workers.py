@@ -35,10 +35,7 @@ def test_two_workers_train_a_blessed_model_that_only_the_chief_exports(tmp_path)
     assert summary["eval"]["blessed"] and summary["eval"]["accuracy"] >= 0.9
     # One replica's batch of 64 on each worker: 128 examples a step.
     assert training["examples_per_epoch"] % 128 == 0
-    versions = os.listdir(tmp_path / "out" / "serving" / "imagepipe")
-    assert len([v for v in versions if v.isdigit()]) == 1
-    exported = list((tmp_path / "out" / "tfx" / "Trainer" / "model").iterdir())
-    assert len(exported) == 1  # the chief's; worker 1 wrote to a scratch folder
+    _assert_only_the_chief_exported_and_pushed(tmp_path / "out")  # worker 1: a scratch folder
     caches = tmp_path / "out" / "decode_cache"
     assert not (caches.exists() and list(caches.iterdir()))  # scratch and caches removed
     assert not list(scratch.iterdir())
@@ -56,23 +53,29 @@ def test_two_workers_and_a_parameter_server_train_under_the_chiefs_coordination(
         "ParameterServerStrategy", 2, 1)
     assert summary["plan"]["values"]["steps_per_execution"] == 8
     assert summary["eval"]["blessed"] and summary["eval"]["accuracy"] >= 0.9
-    versions = os.listdir(tmp_path / "out" / "serving" / "imagepipe")
+    _assert_only_the_chief_exported_and_pushed(tmp_path / "out")
+    assert not _executors()  # the servers, which never end by themselves, were stopped
+
+
+def _assert_only_the_chief_exported_and_pushed(out) -> None:
+    versions = os.listdir(out / "serving" / "imagepipe")
     assert len([v for v in versions if v.isdigit()]) == 1
-    assert len(list((tmp_path / "out" / "tfx" / "Trainer" / "model").iterdir())) == 1
-    assert not _tasks_left()  # the servers, which never end by themselves, were stopped
+    assert len(list((out / "tfx" / "Trainer" / "model").iterdir())) == 1
 
 
-def _tasks_left() -> list:
-    """Live processes of TFX's run_executor (the local cluster's tasks)."""
-    left = []
+def _executors() -> dict:
+    """{pid: environ} of the live processes of TFX's run_executor (the local cluster's tasks)."""
+    found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"tfx.scripts.run_executor" in f.read():
-                    left.append(int(pid))
+                if b"tfx.scripts.run_executor" not in f.read():
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                found[int(pid)] = f.read()
         except OSError:
             continue
-    return left
+    return found
 
 
 @pytest.mark.integration
@@ -101,17 +104,9 @@ def test_workers_and_a_tf_config_together_are_refused(tmp_path):
 
 def _worker_pid(index: int) -> int:
     """The process of local worker `index`: TFX's run_executor with that TF_CONFIG task."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"tfx.scripts.run_executor" not in f.read():
-                    continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read()
-        except OSError:
-            continue
+    for pid, environ in _executors().items():
         if f'"task": {{"type": "worker", "index": {index}}}'.encode() in environ:
-            return int(pid)
+            return pid
     raise AssertionError(f"no worker {index} running")
 
 

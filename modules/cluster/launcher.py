@@ -87,19 +87,25 @@ def free_ports(count: int) -> List[int]:
             s.close()
 
 
-def cluster_of(workers: int, ps: int = 0) -> Dict[str, List[str]]:
-    """The cluster on free loopback ports: workers only, or chief, workers and ps."""
-    jobs = [("chief", 1), ("worker", workers), ("ps", ps)] if ps else [("worker", workers)]
-    ports = iter(free_ports(sum(count for _, count in jobs)))
-    return {job: [f"127.0.0.1:{next(ports)}" for _ in range(count)] for job, count in jobs}
+def loopback_cluster(counts: Dict[str, int]) -> Dict[str, List[str]]:
+    """{job: addresses}: `counts` tasks of each job on free loopback ports, in that order."""
+    ports = iter(free_ports(sum(counts.values())))
+    return {job: [f"127.0.0.1:{next(ports)}" for _ in range(count)]
+            for job, count in counts.items() if count > 0}
+
+
+def task_configs(cluster: Dict[str, List[str]], **extra) -> List[Tuple[str, str]]:
+    """(task name, TF_CONFIG) per task, in the cluster's order: the same cluster, each its
+    own task; `extra` keys join every TF_CONFIG."""
+    return [(f"{job} {index}", json.dumps({"cluster": cluster, **extra,
+                                           "task": {"type": job, "index": index}}))
+            for job, addresses in cluster.items() for index in range(len(addresses))]
 
 
 def tf_configs(workers: int, ps: int = 0) -> List[Tuple[str, str]]:
-    """(task name, TF_CONFIG) per task, the chief first: the same cluster, each its own task."""
-    cluster = cluster_of(workers, ps)
-    return [(f"{job} {index}", json.dumps({"cluster": cluster,
-                                           "task": {"type": job, "index": index}}))
-            for job, addresses in cluster.items() for index in range(len(addresses))]
+    """The local cluster's tasks: workers only, or a chief, the workers and the ps."""
+    counts = {"chief": 1, "worker": workers, "ps": ps} if ps else {"worker": workers}
+    return task_configs(loopback_cluster(counts))
 
 
 RUN_EXECUTOR = ["-m", "tfx.scripts.run_executor"]  # after the interpreter

@@ -23,7 +23,7 @@ import tf_keras as keras
 _GRAPH_SEED = 1  # any nonzero value: see per_worker
 
 
-def prepare(config: dict) -> None:
+def prepare() -> None:
     """Before TensorFlow starts: a worker that is unreachable fails the step, not the job.
 
     TF's guide asks for GRPC_FAIL_FAST=use_caller on every task, so that

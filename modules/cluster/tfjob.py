@@ -154,19 +154,14 @@ def run_here(manifest: dict) -> None:
     Each gets the TF_CONFIG the operator builds (job names chief, worker,
     ps; the chief first) with loopback ports for the pods' service names.
     """
-    specs = manifest["spec"]["tfReplicaSpecs"]
-    counts = {_JOBS[kind]: spec["replicas"] for kind, spec in specs.items()}
-    ports = iter(launcher.free_ports(sum(counts.values())))
-    cluster = {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for job, n in counts.items()}
+    specs = {_JOBS[kind]: spec for kind, spec in manifest["spec"]["tfReplicaSpecs"].items()}
+    cluster = launcher.loopback_cluster({job: spec["replicas"] for job, spec in specs.items()})
     tasks = []
-    for kind, spec in specs.items():
-        container = spec["template"]["spec"]["containers"][0]
+    for name, config in launcher.task_configs(cluster, environment="cloud"):
+        container = specs[name.split()[0]]["template"]["spec"]["containers"][0]
         argv = [sys.executable, *container["command"][1:], *container["args"]]
-        for index in range(spec["replicas"]):
-            config = {"cluster": cluster, "task": {"type": _JOBS[kind], "index": index},
-                      "environment": "cloud"}
-            tasks.append((f"{_JOBS[kind]} {index}", json.dumps(config), argv))
-    launcher.run_tasks(tasks, everyone="PS" not in specs)
+        tasks.append((name, config, argv))
+    launcher.run_tasks(tasks, everyone="ps" not in specs)
 
 
 def submit_and_wait(manifest: dict, poll_s: float = _POLL_S) -> None:

@@ -177,7 +177,8 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
                                     eval_files=["e"], transform_output="x", train_steps=0,
                                     custom_config=params.to_custom_config())
     # A Distribution's fields that the callbacks read.
-    one_process = types.SimpleNamespace(is_chief=True, global_batch=16, name="default")
+    one_process = types.SimpleNamespace(is_chief=True, global_batch=16, name="default",
+                                        coordinated=False)
     callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), one_process,
                            Phase("train", 0, 30, 1e-3), str(run_dir))
     # Random labels: the model memorizes the training set and validation gets worse.
@@ -230,7 +231,7 @@ def test_each_worker_reads_its_own_files_when_every_worker_can_have_one(tmp_path
         (tmp_path / name).write_bytes(b"")
     pattern = [str(tmp_path / "*")]
     worker = lambda index, workers: types.SimpleNamespace(  # noqa: E731
-        workers=workers, task_index=index, name="MultiWorkerMirroredStrategy")
+        workers=workers, task_index=index, coordinated=False)
     first, by_file = _worker_files(pattern, worker(0, 2))
     second, _ = _worker_files(pattern, worker(1, 2))
     assert by_file and [p[-22:] for p in first] == ["data-00000-of-00003.gz",
