@@ -111,7 +111,7 @@ def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict]) -> Iterator:
 
 def _classes_from_facts(facts) -> List[str]:
     """Class names by label id when the listing could not know them (TFRecords)."""
-    names = {label: text for (_, label, text, _), _ in facts}
+    names = {label: text for (_, label, text, *_), _ in facts}
     return [names.get(i, str(i)) for i in range(max(names) + 1)] if names else []
 
 
@@ -146,14 +146,42 @@ def summarize_shapes(shapes: collections.Counter) -> dict:
             "channels": dict(channels.most_common())}
 
 
-def ingest_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, str], int]],
-                 skipped: Iterable[dict]) -> dict:
-    """The ingest report, from counts of (split, label, text, HxWxC) over written examples."""
+def _pixel_summary(brightness: List[int], grayscale: int) -> dict:
+    """Pixel statistics of some examples: brightness histogram, mean, grayscale count.
+
+    The mean is taken from the buckets' centres, so it is within half a
+    bucket (8 levels of 255) of the exact mean; null without examples.
+    """
+    total = sum(brightness)
+    centres = sum(count * (bucket + 0.5) * encode.BUCKET_WIDTH
+                  for bucket, count in enumerate(brightness))
+    return {"brightness": brightness, "mean": round(centres / total, 1) if total else None,
+            "grayscale": grayscale}
+
+
+def summarize_pixels(facts: List[Tuple[encode.Fact, int]]) -> dict:
+    """The report's "pixels": `_pixel_summary` over all examples, and "per_split".
+
+    Drift detection (components/drift.py) compares these between spans.
+    """
+    histograms = {s: [0] * encode.BRIGHTNESS_BUCKETS for s in SPLITS}
+    grayscale = dict.fromkeys(SPLITS, 0)
+    for (split, *_, bucket, gray), count in facts:
+        histograms[split][bucket] += count
+        grayscale[split] += gray * count
+    overall = [sum(counts) for counts in zip(*histograms.values())]
+    return {**_pixel_summary(overall, sum(grayscale.values())),
+            "per_split": {s: _pixel_summary(histograms[s], grayscale[s]) for s in SPLITS}}
+
+
+def ingest_report(listing: Listing, facts: Iterable[Tuple[encode.Fact, int]],
+                  skipped: Iterable[dict]) -> dict:
+    """The ingest report, from counts of each encode.Fact over written examples."""
     facts = list(facts)
     classes = listing.classes if listing.classes is not None else _classes_from_facts(facts)
     per_class = {s: {c: 0 for c in classes} for s in SPLITS}
     shapes = collections.Counter()
-    for (split, label, _, shape), count in facts:
+    for (split, label, _, shape, *_), count in facts:
         per_class[split][classes[label]] += count
         shapes[shape] += count
     return {
@@ -162,6 +190,7 @@ def ingest_report(listing: Listing, facts: Iterable[Tuple[Tuple[str, int, str, s
         "classes": classes,
         "per_class": per_class,
         "shapes": summarize_shapes(shapes),
+        "pixels": summarize_pixels(facts),
         "skipped": sorted([*listing.skipped, *skipped], key=lambda r: r["path"]),
         "ignored": listing.ignored,
         "empty_classes": listing.empty_classes,

@@ -2,15 +2,17 @@
 
 Every image is decoded fully once here (not just its header), so a truncated
 or corrupt file is caught at ingestion, with its path, instead of crashing
-Transform or training hours later. This module runs in ingestion's worker
-processes, so it must not import TensorFlow (see example_wire.py).
+Transform or training hours later. The decoded image also gives the pixel
+statistics that drift detection compares between spans (`pixel_stats`). This
+module runs in ingestion's worker processes, so it must not import TensorFlow
+(see example_wire.py).
 """
 import io
 import os
 import warnings
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageChops, UnidentifiedImageError
 
 from components.image_example_gen.encoding.example_wire import serialize_example
 from components.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
@@ -22,6 +24,19 @@ from components.image_example_gen.options import split_index
 _KEPT_FORMATS = {"JPEG": "jpeg", "PNG": "png"}
 _CHANNELS_BY_MODE = {"1": 1, "L": 1, "P": 3, "I": 1, "I;16": 1, "I;16B": 1, "F": 1,
                      "LA": 2, "RGB": 3, "YCbCr": 3, "RGBA": 4, "CMYK": 4, "PA": 4}
+
+# Pixel statistics (`pixel_stats`) are taken on a thumbnail of at most this
+# side (`_thumbnail`).
+THUMBNAIL_SIDE = 32
+# The brightness histogram: mean luminance 0..255 in buckets of 16 levels.
+BRIGHTNESS_BUCKETS = 16
+BUCKET_WIDTH = 256 // BRIGHTNESS_BUCKETS
+# How far apart a grey image's colour channels may be on the thumbnail (0..255).
+GRAY_TOLERANCE = 8
+# Modes converted before the thumbnail is averaged: those Image.reduce refuses,
+# and those with alpha, which reduce would weigh pixels by (alpha does not count).
+_CONVERTED_FIRST = {"1": "L", "P": "RGB", "I;16": "I", "I;16B": "I", "I;16L": "I", "I;16N": "I",
+                    "LA": "L", "La": "L", "PA": "RGB", "RGBA": "RGB", "RGBa": "RGB"}
 
 
 class BadImageError(ValueError):
@@ -75,17 +90,83 @@ def channels_of(image: Image.Image) -> int:
     return _CHANNELS_BY_MODE.get(image.mode, 3)
 
 
-# (split, label, class text, "HxWxC") of one written example: what the ingest
-# report counts.
-Fact = Tuple[str, int, str, str]
+# (split, label, class text, "HxWxC", brightness bucket 0..15, grayscale 0 or 1)
+# of one written example: what the ingest report counts. The last two are
+# `pixel_stats`; a tuple, so that Beam can count facts as keys.
+Fact = Tuple[str, int, str, str, int, int]
 # What encoding yields per input: a skipped record {"path", "reason"}, or
 # (split, serialized tf.Example, fact).
 Encoded = Union[dict, Tuple[str, bytes, Fact]]
 
 
+def _thumbnail(image: Image.Image) -> Image.Image:
+    """At most THUMBNAIL_SIDE pixels a side: a grid sample at twice that, averaged 2 x 2.
+
+    Sampling (nearest neighbour) costs the same for any image size, where
+    averaging every pixel cost a third of a small photo's decode; the 2 x 2
+    average hides the chroma noise JPEG leaves on grey photos saved as RGB.
+    """
+    width, height = image.size
+    step = -(-max(width, height) // (2 * THUMBNAIL_SIDE))
+    if step > 1:
+        image = image.resize((-(-width // step), -(-height // step)), Image.NEAREST)
+    if image.mode in _CONVERTED_FIRST:
+        image = image.convert(_CONVERTED_FIRST[image.mode])
+    return image.reduce(2) if max(image.size) > THUMBNAIL_SIDE else image
+
+
+def _to_8bit(thumb: Image.Image) -> Image.Image:
+    """The thumbnail as L (one colour band) or RGB, values 0..255.
+
+    convert("L") clips 16-bit and float values instead of scaling them: I
+    (16-bit PNGs) is scaled from 0..65535, and F from 0..1 when its values
+    stay within it (else they are taken as 0..255).
+    """
+    if thumb.mode in ("I", "F"):
+        top = thumb.getextrema()[1]
+        scale = 255 / 65535 if thumb.mode == "I" else (255.0 if top <= 1.0 else 1.0)
+        return thumb.point(lambda value: value * scale).convert("L")
+    return thumb if thumb.mode in ("L", "RGB") else thumb.convert("RGB")
+
+
+def brightness_bucket(mean_luminance: float) -> int:
+    """The brightness histogram's bucket (0..15) of a mean luminance in 0..255."""
+    return min(BRIGHTNESS_BUCKETS - 1, max(0, int(mean_luminance // BUCKET_WIDTH)))
+
+
+def pixel_stats(image: Image.Image) -> Tuple[int, int]:
+    """(brightness bucket, grayscale) of a decoded image, from a small thumbnail.
+
+    Brightness is the thumbnail's mean luminance (ITU-R 601, PIL's "L"),
+    bucketed by `brightness_bucket`. Grayscale is 1 for a one-band image or
+    one whose colour channels differ by at most GRAY_TOLERANCE everywhere on
+    the thumbnail, else 0. Alpha is ignored.
+    """
+    pixels = _to_8bit(_thumbnail(image))
+    # Box-averaged to one float pixel: the thumbnail's exact mean, at a third
+    # of ImageStat's cost (which sums a histogram in Python).
+    luminance = pixels.convert("F").reduce(pixels.size).getpixel((0, 0))
+    return brightness_bucket(luminance), int(pixels.mode == "L" or _channels_agree(pixels))
+
+
+def _channels_agree(rgb: Image.Image) -> bool:
+    """Whether no pixel's channels differ by more than GRAY_TOLERANCE.
+
+    Colour images usually fail on the first pair, so the others are skipped.
+    """
+    bands = rgb.split()
+    return all(ImageChops.difference(bands[a], bands[b]).getextrema()[1] <= GRAY_TOLERANCE
+               for a, b in ((0, 1), (1, 2), (0, 2)))
+
+
 def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int, int],
-                    relpath: str, label: int, class_name: str) -> Encoded:
-    """(split, serialized example, fact) from validated bytes and their (height, width, channels)."""
+                    relpath: str, label: int, class_name: str,
+                    pixels: Tuple[int, int]) -> Encoded:
+    """(split, serialized example, fact) from validated bytes.
+
+    `shape` is (height, width, channels); `pixels` is `pixel_stats`'
+    (brightness bucket, grayscale).
+    """
     height, width, channels = shape
     record = serialize_example({
         IMAGE_KEY: encoded,
@@ -97,7 +178,7 @@ def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int,
         CLASS_TEXT_KEY: class_name.encode("utf-8"),
         FILENAME_KEY: relpath.encode("utf-8"),
     })
-    return split, record, (split, label, class_name, f"{height}x{width}x{channels}")
+    return split, record, (split, label, class_name, f"{height}x{width}x{channels}", *pixels)
 
 
 def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: str,
@@ -119,7 +200,7 @@ def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: 
     encoded, fmt = stored_encoding(image, data)
     width, height = image.size
     return encoded_example(split, encoded, fmt, (height, width, channels_of(image)),
-                           relpath, label, class_name)
+                           relpath, label, class_name, pixel_stats(image))
 
 
 class FileJob(NamedTuple):

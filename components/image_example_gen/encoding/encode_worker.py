@@ -8,7 +8,7 @@ line on stdout (JSON escapes newlines, so a line is always one message):
     request: {"root": dataset root, "classes": [names], "buckets": split buckets,
               "max_pixels": int, "split_dirs": {split: dir}, "name": file name,
               "files": [[relpath, label, split or null], ...]}
-    reply:   {"facts": [[split, label, class text, shape, count], ...],
+    reply:   {"facts": [[*fact, count], ...] (fact: encode.Fact's fields),
               "skipped": [{"path", "reason"}, ...]}
              or {"error": message} if the shard could not be written.
 

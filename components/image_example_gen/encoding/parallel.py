@@ -103,7 +103,7 @@ class EncoderPool:
             self._idle.put(worker)
         if "error" in reply:
             raise OSError(reply["error"])
-        facts = {tuple(row[:4]): row[4] for row in reply["facts"]}
+        facts = {tuple(row[:-1]): row[-1] for row in reply["facts"]}
         return facts, reply["skipped"]
 
     def close(self) -> None:

@@ -103,9 +103,10 @@ def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],
                 name: str) -> Tuple[Dict[Fact, int], List[dict]]:
     """Writes every encoded example to `<split_dirs[split]>/<name>`; returns (facts, skipped).
 
-    `facts` counts examples by (split, label, class text, shape); `skipped`
-    lists the skipped records. A split with no example gets no file. The
-    files appear under their final names only if every item was written.
+    `facts` counts examples by their encode.Fact (split, label, class text,
+    shape, pixel statistics); `skipped` lists the skipped records. A split
+    with no example gets no file. The files appear under their final names
+    only if every item was written.
     """
     files = _Files(not any(is_remote(d) for d in split_dirs.values()))
     facts, skipped, open_files = collections.Counter(), [], {}

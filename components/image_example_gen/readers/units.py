@@ -7,8 +7,9 @@ an array chunk or a TFRecord file into encoded examples or skipped records
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from components.image_example_gen.encoding import encode
@@ -52,6 +53,29 @@ def read_file_jobs(units: List[ImageFile], root: str, classes: List[str],
         return list(pool.map(read, units))
 
 
+# ITU-R 601 luma weights, as PIL's convert("L") uses them (encode.pixel_stats).
+_LUMA = np.array([0.299, 0.587, 0.114])
+
+
+def array_pixel_stats(images: np.ndarray) -> List[Tuple[int, int]]:
+    """encode.pixel_stats' (brightness bucket, grayscale) of each uint8 image, at once.
+
+    `images` is NxHxW or NxHxWxC (C 1, 3 or 4; alpha is ignored). Taken on
+    the full images, not a thumbnail: array datasets are small images
+    (MNIST's 28 px, CIFAR's 32), within encode.THUMBNAIL_SIDE already.
+    """
+    pixels = images.reshape(len(images), -1, images.shape[3] if images.ndim == 4 else 1)
+    colour = pixels[..., :3].astype(np.int16)
+    if colour.shape[-1] == 1:
+        luminance, grayscale = colour[..., 0].mean(axis=1), np.ones(len(images), bool)
+    else:
+        luminance = (colour @ _LUMA).mean(axis=1)
+        spread = (colour.max(axis=-1) - colour.min(axis=-1)).max(axis=1)
+        grayscale = spread <= encode.GRAY_TOLERANCE
+    return [(encode.brightness_bucket(mean), int(gray))
+            for mean, gray in zip(luminance.tolist(), grayscale.tolist())]
+
+
 def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
                       options: IngestOptions, split_of: SplitOf) -> Iterator[encode.Encoded]:
     """Arrays were validated at listing (dtype, shape, counts): encode, no decode."""
@@ -61,10 +85,12 @@ def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
     if height * width > options.max_pixels:
         raise DatasetError(f"{name}: {height}x{width} images are over the limit of "
                            f"{options.max_pixels} pixels (--max-pixels)")
+    stats = array_pixel_stats(images)
     for offset, (pixels, label) in enumerate(zip(images, labels)):
         relpath = f"{name}#{chunk.start + offset}"
         yield encode.encoded_example(chunk.split or split_of(relpath), encode_png(pixels),
-                                     "png", shape, relpath, int(label), classes[int(label)])
+                                     "png", shape, relpath, int(label), classes[int(label)],
+                                     stats[offset])
 
 
 def _record_to_item(record: bytes, name: str, split: str,

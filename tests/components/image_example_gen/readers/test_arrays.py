@@ -119,7 +119,7 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
     listing = arrays.list_npz(path)
     (split, record, fact), *_ = read_unit(listing.files[0], path, listing.classes,
                                           PipelineConfig().ingest_options(), lambda relpath: "hashed")
-    assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3"))
+    assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3", 0, 1))  # black, grey
     feature = tf.train.Example.FromString(record).features.feature
     assert [feature[k].int64_list.value[0] for k in
             ("image/height", "image/width", "image/channels")] == [5, 7, 3]

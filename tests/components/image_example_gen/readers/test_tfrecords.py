@@ -1,7 +1,11 @@
 """TFRecord input: user-named keys, clear errors listing keys, truncated files."""
+import io
+
 import pytest
 import tensorflow as tf
+from PIL import Image
 
+from components.image_example_gen.encoding.encode import pixel_stats
 from components.image_example_gen.readers.folder_tree import DatasetError
 from pipeline.config import PipelineConfig
 from components.image_example_gen.readers.units import read_unit
@@ -50,7 +54,7 @@ def test_foreign_keys_are_read_into_our_examples(tmp_path, pngs, gzip):
     split, record, fact = items[4]
     feature = tf.train.Example.FromString(record).features.feature
     assert split == "hashed"
-    assert fact == ("hashed", 1, "1", "8x8x3")
+    assert fact == ("hashed", 1, "1", "8x8x3", *pixel_stats(Image.open(io.BytesIO(pngs[4]))))
     assert feature["image/encoded"].bytes_list.value[0] == pngs[4]
     assert feature["image/class/label"].int64_list.value[0] == 1
     assert feature["image/filename"].bytes_list.value[0] == b"part-0.tfrecord#4"
