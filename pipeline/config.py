@@ -43,13 +43,22 @@ def _field(default, help_text: str, **kwargs):
     return dataclasses.field(default=default, metadata={"help": help_text, **kwargs})
 
 
+def _drift(default: float, measure: str):
+    """A drift threshold's field: beyond it, the push is blocked (--allow-drift)."""
+    return _field(default, f"Drift threshold on {measure}; beyond it the model is not "
+                           "pushed.")
+
+
 @dataclasses.dataclass
 class PipelineConfig:
     """Everything a run needs; paths derived from `output` are properties."""
 
     data: str = _field(DEFAULT_DATA, "Dataset: a class-per-folder image tree (optionally "
                        "under train/ and eval/ folders), a folder of MNIST-style IDX files, "
-                       "an .npz, or TFRecords of tf.Example. Example: --data ~/datasets/flowers")
+                       "an .npz, or TFRecords of tf.Example; or a pattern with {SPAN} (and "
+                       "optionally {VERSION}) naming one such dataset per span, for "
+                       "continuous training. Example: --data ~/datasets/flowers, --data "
+                       "'gs://b/photos/span-{SPAN}'")
     format: str = _field("auto", "Dataset format; auto detects it from file names.",
                          choices=FORMATS)
     strict: bool = _field(False, "Fail if any image cannot be decoded, instead of "
@@ -80,6 +89,19 @@ class PipelineConfig:
     channels: Optional[int] = _field(None, "1 (grayscale) or 3 (RGB); default: what most "
                                      "images have.", choices=(1, 3))
     eval_percent: int = _field(20, "Share of images, in percent, hashed into the eval split.")
+    train_spans: int = _field(0, "With a {SPAN} pattern: train on the latest N spans (0: "
+                              "all); evaluation uses the newest span's eval split. "
+                              "Example: --train-spans 3")
+    warm_start: str = _field("on", "Start training from the last blessed model's weights "
+                             "when its classes and input shape allow, with fewer epochs "
+                             "(the plan says how many, and why).", choices=("on", "off"))
+    allow_drift: bool = _field(False, "Push even when the newest span drifted from the one "
+                               "before it (see the --drift-* thresholds).")
+    # The newest span against the one before (components/drift.py, docs/continuous.md).
+    drift_label: float = _drift(0.2, "class shares: the largest change of one (L-infinity)")
+    drift_brightness: float = _drift(0.1, "brightness: Jensen-Shannon divergence, base 2")
+    drift_size: float = _drift(1.0, "image size: |log2| of the median pixel counts' ratio")
+    drift_grayscale: float = _drift(0.2, "the share of grayscale images: its change")
     model: Optional[str] = _field(None, "Model: cnn (the Cloud TPU MNIST example's CNN, for "
                                   "small grayscale images), photo (an inverted-residual "
                                   "network for photos), resnet (a small ResNet), or a Keras "
@@ -198,7 +220,10 @@ class PipelineConfig:
              "must be a local folder (SQLite and file locks need one)"),
         ]
         problems = [(name, rule) for name, ok, rule in checks if not ok]
-        problems += option_problems(self.format, self.eval_percent, self.max_pixels)
+        problems += option_problems(self.format, self.eval_percent, self.max_pixels,
+                                    self.train_spans)
+        problems += [(name, "must be >= 0") for name in DRIFT_THRESHOLDS
+                     if getattr(self, name) < 0]
         if problems:
             name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
@@ -271,6 +296,8 @@ class PipelineConfig:
         return dataclasses.replace(self, **changes)
 
 
+DRIFT_THRESHOLDS = ("drift_label", "drift_brightness", "drift_size", "drift_grayscale")
+
 # The fields a training plan fills when the user leaves them unset (pipeline/planning/plan.py).
 PLANNED = ("image_size", "channels", "model", "batch_size", "epochs", "learning_rate",
            "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
@@ -292,6 +319,9 @@ EXAMPLES = {
     "tpu": "--tpu local", "full_precision": "--full-precision", "seed": "--seed 7",
     "baseline_tolerance": "--baseline-tolerance 0.005", "quantize": "--quantize float16",
     "tflite_tolerance": "--tflite-tolerance 0.02", "verbose": "--verbose",
+    "warm_start": "--warm-start off", "allow_drift": "--allow-drift",
+    "drift_label": "--drift-label 0.3", "drift_brightness": "--drift-brightness 0.2",
+    "drift_size": "--drift-size 1.5", "drift_grayscale": "--drift-grayscale 0.5",
 }
 
 

@@ -9,12 +9,16 @@ relative path, size and nanosecond mtime instead.
 import dataclasses
 import hashlib
 import os
+from typing import Optional, Tuple
 
 import tensorflow as tf
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
+from components.image_example_gen import spans
 from components.storage import files
+
+TRAIN_SPANS_KEY = "train_spans"  # IngestOptions.train_spans, as its exec property
 
 
 def _size_and_mtime_ns(path: str):
@@ -39,8 +43,25 @@ def tree_fingerprint(root: str) -> str:
     return f"files:{len(found)},sha256:{digest.hexdigest()}"
 
 
+def input_fingerprint(input_base: str, train_spans: int) -> Tuple[str, int, Optional[int]]:
+    """(fingerprint, span, version) of the data a run ingests.
+
+    One dataset is span 0. A span pattern's fingerprint covers every span of
+    the window (spans.window), and its span and version are the newest's: a
+    new span, a new version or a changed file is a cache miss, and nothing
+    else is.
+    """
+    if not spans.is_pattern(input_base):
+        return tree_fingerprint(input_base), 0, None
+    window = spans.window(input_base, train_spans)
+    digest = hashlib.sha256("".join(
+        f"{s.number}\0{s.version}\0{tree_fingerprint(s.root)}\n" for s in window).encode())
+    return (f"spans:{','.join(str(s.number) for s in window)},sha256:{digest.hexdigest()}",
+            window[-1].number, window[-1].version)
+
+
 def record_input_without_driver(examples, exec_properties) -> None:
-    """What the driver would have recorded on `examples`: span 0 and the input fingerprint.
+    """What the driver would have recorded on `examples`: span, version and fingerprint.
 
     For orchestrators that never run the driver: TFX attaches an ExampleGen's
     driver on Kubeflow only to FileBasedExampleGen, and as a `pre_cache_check`
@@ -49,10 +70,12 @@ def record_input_without_driver(examples, exec_properties) -> None:
     """
     if exec_properties.get(utils.FINGERPRINT_PROPERTY_NAME):
         return
+    fingerprint, span, version = input_fingerprint(
+        exec_properties[standard_component_specs.INPUT_BASE_KEY],
+        int(exec_properties.get(TRAIN_SPANS_KEY) or 0))
     driver.update_output_artifact({
-        utils.FINGERPRINT_PROPERTY_NAME: tree_fingerprint(
-            exec_properties[standard_component_specs.INPUT_BASE_KEY]),
-        utils.SPAN_PROPERTY_NAME: 0, utils.VERSION_PROPERTY_NAME: None},
+        utils.FINGERPRINT_PROPERTY_NAME: fingerprint,
+        utils.SPAN_PROPERTY_NAME: span, utils.VERSION_PROPERTY_NAME: version},
         examples.mlmd_artifact)
 
 
@@ -60,9 +83,18 @@ class ImageExampleGenDriver(driver.FileBasedDriver):
     """Resolves exec properties as TFX does, then replaces the input fingerprint."""
 
     def resolve_exec_properties(self, exec_properties, pipeline_info, component_info):
-        """Called by the launcher before the cache lookup."""
-        exec_properties = super().resolve_exec_properties(
-            exec_properties, pipeline_info, component_info)
-        exec_properties[utils.FINGERPRINT_PROPERTY_NAME] = tree_fingerprint(
-            exec_properties[standard_component_specs.INPUT_BASE_KEY])
+        """Called by the launcher before the cache lookup.
+
+        A span pattern skips TFX's input processor, which resolves one span
+        from a pattern relative to input_base; the window is resolved here.
+        """
+        input_base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+        if not spans.is_pattern(input_base):
+            exec_properties = super().resolve_exec_properties(
+                exec_properties, pipeline_info, component_info)
+        fingerprint, span, version = input_fingerprint(
+            input_base, int(exec_properties.get(TRAIN_SPANS_KEY) or 0))
+        exec_properties[utils.FINGERPRINT_PROPERTY_NAME] = fingerprint
+        exec_properties[utils.SPAN_PROPERTY_NAME] = span
+        exec_properties[utils.VERSION_PROPERTY_NAME] = version
         return exec_properties

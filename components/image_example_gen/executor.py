@@ -15,12 +15,25 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
 from components.contract import SPLITS
-from components.image_example_gen.driver import record_input_without_driver
+from components.image_example_gen import span_ingest, spans
+from components.image_example_gen.driver import record_input_without_driver, tree_fingerprint
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
 from components.parameters import decode
+
+
+# The window's spans, "1,2,3", beside TFX's `span` (the newest).
+SPANS_PROPERTY = "spans"
+
+
+def _record_span_properties(examples) -> None:
+    """The driver's span and version custom properties, also as the typed properties
+    that the Examples type declares: TFX's resolvers read those."""
+    for name in ("span", "version"):
+        if examples.has_custom_property(name):
+            setattr(examples, name, examples.get_int_custom_property(name))
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
@@ -34,15 +47,24 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             output_dict[standard_component_specs.EXAMPLES_KEY])
         options = decode(IngestOptions, exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
-        listing = list_dataset(root, options)
         record_input_without_driver(examples, exec_properties)
+        _record_span_properties(examples)
         examples.split_names = artifact_utils.encode_split_names(list(SPLITS))
         split_dirs = {s: artifact_utils.get_split_uri([examples], s) for s in SPLITS}
-        with self._make_beam_pipeline() as pipeline:
-            _ = pipeline | "IngestImages" >> IngestImages(
-                root=root, listing=listing, options=options, split_dirs=split_dirs,
-                report_dir=examples.uri, processes=local_processes(self._beam_pipeline_args))
-        finish_ingest(examples.uri, options.strict)
+        processes = local_processes(self._beam_pipeline_args)
+        if spans.is_pattern(root):
+            report = span_ingest.ingest_window(root, options, examples.uri, split_dirs,
+                                               self._make_beam_pipeline, processes,
+                                               tree_fingerprint)
+            examples.set_string_custom_property(SPANS_PROPERTY,
+                                                span_ingest.window_names(report))
+        else:
+            listing = list_dataset(root, options)
+            with self._make_beam_pipeline() as pipeline:
+                _ = pipeline | "IngestImages" >> IngestImages(
+                    root=root, listing=listing, options=options, split_dirs=split_dirs,
+                    report_dir=examples.uri, processes=processes)
+            finish_ingest(examples.uri, options.strict)
         examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
         examples_utils.set_file_format(
             examples, write_split.to_file_format_str(example_gen_pb2.FORMAT_TFRECORDS_GZIP))

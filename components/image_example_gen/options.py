@@ -25,9 +25,18 @@ class IngestOptions:
     image_key: str  # TFRecord input: the feature with the encoded image
     label_key: str  # TFRecord input: the int64 feature with the 0-based label
     eval_percent: int  # share of images hashed into the eval split
+    # A span pattern (components/image_example_gen/spans.py) trains on the
+    # latest train_spans spans (0: all); the others are for single datasets.
+    train_spans: int
+    # Drift between the newest span and the one before (components/drift.py).
+    drift_label: float
+    drift_brightness: float
+    drift_size: float
+    drift_grayscale: float
 
     def __post_init__(self):
-        problems = option_problems(self.format, self.eval_percent, self.max_pixels)
+        problems = option_problems(self.format, self.eval_percent, self.max_pixels,
+                                   self.train_spans)
         if problems:
             name, rule = problems[0]
             raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
@@ -39,11 +48,12 @@ class IngestOptions:
 
 
 def option_problems(format: str, eval_percent: int,  # noqa: A002 (the flag's name)
-                    max_pixels: int) -> List[Tuple[str, str]]:
+                    max_pixels: int, train_spans: int = 0) -> List[Tuple[str, str]]:
     """(field, rule) for each value out of range: the one rule, which the config names as flags."""
     checks = [("format", format in FORMATS, f"must be one of {', '.join(FORMATS)}"),
               ("eval_percent", 0 < eval_percent < 100, "must be in 1..99"),
-              ("max_pixels", max_pixels >= 1, "must be >= 1")]
+              ("max_pixels", max_pixels >= 1, "must be >= 1"),
+              ("train_spans", train_spans >= 0, "must be >= 0 (0: every span)")]
     return [(name, rule) for name, ok, rule in checks if not ok]
 
 

@@ -20,7 +20,8 @@ from typing import List, Optional
 import yaml
 
 from pipeline.kubeflow.accelerators import Accelerator
-from components.contract import TRAINER_ID
+from components.contract import EXAMPLE_GEN_ID, TRAINER_ID
+from components.image_example_gen import spans
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning import rules
@@ -64,7 +65,8 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator], memory: in
         raise UsageError(f"--weights {config.weights}: a local file, which the cluster's "
                          "Trainer cannot read; copy it to gs:// and pass that path")
     hardware = accelerator.kind if accelerator else "cpu"
-    if "://" in config.data or not os.path.exists(config.data):
+    local = os.path.exists(config.data) or spans.is_pattern(config.data)
+    if "://" in config.data or not local:
         if not (config.image_size and config.channels):
             raise UsageError(f"--data {config.data} is not on this machine, so its image size "
                              "cannot be read at compile time (compiling reads no cloud "
@@ -121,24 +123,16 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
                              "pools); Vertex pipeline steps take GPUs here")
         config = config.replace(tpu="local")  # the TPU VM the Trainer's pod lands on
     plan = _plan(config, accelerator, trainer_memory)
-    from tfx import v1 as tfx  # heavy: after the checks above
-
-    from pipeline.dag import create_pipeline
+    from pipeline.dag import create_pipeline  # heavy: TFX, after the checks above
     pipeline = create_pipeline(plan, config.beam_pipeline_args,
                                baseline_kind="pushed" if target == "kubeflow" else "vertex",
                                setup_file=CONTAINER_SETUP_FILE)
     trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
     tfjob = _place_trainer(trainer, config, target, image, accelerator, trainer_memory,
                            vertex_job)
-    suffix = ".yaml" if target == "kubeflow" else ".json"
-    with tempfile.TemporaryDirectory() as staging:
-        runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
-            config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
-                default_image=image, use_pipeline_spec_2_1=True),
-            output_dir=staging, output_filename="pipeline" + suffix)
-        runner.run(pipeline, write_out=True)
-        with open(os.path.join(staging, "pipeline" + suffix)) as f:
-            text = f.read()
+    text = _tfx_compiled(pipeline, target, image)
+    if spans.is_pattern(config.data):
+        text = _always_ingest(text, target)
     if target == "kubeflow":
         text = _finish_kubeflow(text, None if tfjob else accelerator, config.pipeline_root)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
@@ -220,6 +214,38 @@ def _as_tfjob(trainer, config: PipelineConfig, image: str,
     custom[tfjob.TFJOB_KEY] = tfjob.job_settings(config.pipeline_name, image, config.workers,
                                                  config.ps, limits, selector)
     trainer.exec_properties["custom_config"] = json.dumps(custom, sort_keys=True)
+
+
+def _tfx_compiled(pipeline, target: str, image: str) -> str:
+    """The spec TFX's Kubeflow V2 runner writes (YAML for kubeflow, a PipelineJob for vertex)."""
+    from tfx import v1 as tfx
+    suffix = ".yaml" if target == "kubeflow" else ".json"
+    with tempfile.TemporaryDirectory() as staging:
+        runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
+            config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+                default_image=image, use_pipeline_spec_2_1=True),
+            output_dir=staging, output_filename="pipeline" + suffix)
+        runner.run(pipeline, write_out=True)
+        with open(os.path.join(staging, "pipeline" + suffix)) as f:
+            return f.read()
+
+
+def _always_ingest(text: str, target: str) -> str:
+    """ImageExampleGen's step without KFP's cache when --data names spans.
+
+    KFP keys its cache on a step's inputs and parameters, and the pattern
+    is the same string whether or not a span arrived: the step would be a
+    cache hit and never see a new span. Run, it lists the spans and ingests
+    only those its span store lacks, so an unchanged window costs a listing.
+    The other steps keep their cache: their inputs change only with the data.
+    """
+    document = yaml.safe_load(text) if target == "kubeflow" else json.loads(text)
+    spec = document if target == "kubeflow" else document["pipelineSpec"]
+    task = spec["root"]["dag"]["tasks"][EXAMPLE_GEN_ID]
+    task.setdefault("cachingOptions", {})["enableCache"] = False
+    if target == "kubeflow":
+        return yaml.safe_dump(document, sort_keys=False)
+    return json.dumps(document, indent=2, sort_keys=True)
 
 
 def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str) -> str:

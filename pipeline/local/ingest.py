@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from components.contract import INGEST_REPORT_FILE, SPLITS
 from components.storage import files
 from components.storage.tree_copy import copy_tree
+from components.image_example_gen import spans
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.encoding.parallel import local_processes
@@ -68,6 +69,9 @@ def run_ingest(config: PipelineConfig) -> dict:
       PipelineFailed: the Beam ingestion or its checks failed (--strict, empty split).
     """
     options = config.ingest_options()
+    if spans.is_pattern(config.data):
+        raise UsageError(f"--data {config.data}: `imagepipe ingest` reads one dataset; give "
+                         "one span's folder (a run ingests spans into its own span store)")
     listing = list_dataset(config.data, options)
     output = config.output.rstrip("/")
     _check_target(output)

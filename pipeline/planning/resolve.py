@@ -4,12 +4,15 @@ This is the I/O around pipeline/planning/plan.py's pure rules: list and probe th
 data, detect the hardware, read the memory limit, estimate the training's
 memory and refuse (exit 2) before anything heavy runs.
 """
+import dataclasses
 from typing import Optional, Tuple
 
 from components.image_example_gen.readers.folder_tree import DatasetError
+from components.image_example_gen import spans
 from components.image_example_gen.readers.formats import list_dataset
+from components.image_example_gen.span_store import class_union
 from pipeline.config import PipelineConfig
-from pipeline.planning.data_facts import data_facts
+from pipeline.planning.data_facts import data_facts, split_sizes
 from pipeline.planning.memory import MemoryEstimate, check_fits, estimate, memory_limit
 from pipeline.planning.model_source import check_model, read_source
 from pipeline.planning.data_facts import DataFacts
@@ -36,12 +39,29 @@ def read_data_facts(config: PipelineConfig) -> DataFacts:
     """What the plan needs to know of local data: listed, class count checked, probed.
 
     The one place a run (`resolve_plan`) and the compiler read the data's
-    image shape from; the plan puts it into the config.
+    image shape from; the plan puts it into the config. A span pattern's
+    facts are its window's (window_facts).
     """
     options = config.ingest_options()
+    if spans.is_pattern(config.data):
+        return window_facts(config.data, options)
     listing = list_dataset(config.data, options)
     check_classes(config.data, listing.classes)
     return data_facts(config.data, listing, options)
+
+
+def window_facts(pattern: str, options) -> DataFacts:
+    """The images of the newest span; the train examples of every span in the window and
+    the eval examples of the newest, as ImageExampleGen will write them."""
+    window = spans.window(pattern, options.train_spans)
+    listings = [list_dataset(span.root, options) for span in window]
+    classes = class_union(listings)
+    check_classes(pattern, classes)
+    newest = data_facts(window[-1].root, listings[-1], options)
+    trains = [split_sizes(listing, options)[0] for listing in listings]
+    train = None if None in trains else sum(trains)
+    return dataclasses.replace(newest, train_examples=train,
+                               classes=len(classes) if classes is not None else None)
 
 
 def detect_hardware(config: PipelineConfig) -> str:

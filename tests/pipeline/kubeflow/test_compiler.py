@@ -298,3 +298,18 @@ def test_tpu_with_workers_is_refused():
     with pytest.raises(UsageError, match="one TPU slice"):
         compile_pipeline(CONFIG.replace(workers=2), "kubeflow", IMAGE, "/nonexistent/k.yaml",
                          parse_accelerator("tpu:tpu-v5-lite-podslice:2x4"))
+
+
+@pytest.mark.parametrize("target", ["kubeflow", "vertex"])
+def test_a_span_pattern_is_ingested_on_every_run_and_the_rest_stays_cached(tmp_path, target):
+    path = tmp_path / ("spec.yaml" if target == "kubeflow" else "spec.json")
+    compile_pipeline(CONFIG.replace(data="gs://bucket/photos/span-{SPAN}"), target, IMAGE,
+                     str(path), None)
+    text = path.read_text()
+    spec = next(yaml.safe_load_all(text)) if target == "kubeflow" else \
+        json.loads(text)["pipelineSpec"]
+    tasks = spec["root"]["dag"]["tasks"]
+    assert tasks["ImageExampleGen"]["cachingOptions"] == {"enableCache": False}
+    assert tasks["Trainer"]["cachingOptions"] == {"enableCache": True}
+    parameters = tasks["ImageExampleGen"]["inputs"]["parameters"]
+    assert parameters["input_base"]["runtimeValue"]["constant"] == "gs://bucket/photos/span-{SPAN}"

@@ -1,0 +1,123 @@
+"""Span patterns: `--data` with `{SPAN}` (and `{VERSION}`) names a series of datasets.
+
+`gs://b/photos/span-{SPAN}` or `~/photos/{SPAN}/v{VERSION}` match one dataset
+root per span, as TFX's input config patterns do: the span and version are
+the digits in place of the placeholders; a span's latest version is its
+data. Listing goes through components/storage, so a bucket works as a
+folder does.
+
+TFX's ExampleGen resolves one span per run (tensorflow/tfx#5462), and its
+span resolvers do not compile for open-source Kubeflow Pipelines; the
+executor therefore lists spans itself, here, on every orchestrator.
+"""
+import dataclasses
+import os
+import re
+from typing import List, Optional
+
+from components.image_example_gen.readers.folder_tree import DatasetError
+from components.storage import files
+
+SPAN, VERSION = "{SPAN}", "{VERSION}"
+
+
+class SpanPatternError(DatasetError):
+    """A `--data` pattern that cannot name spans, or that matches none."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """One span's dataset root, with its number and (latest) version."""
+
+    number: int
+    version: Optional[int]
+    root: str
+
+    @property
+    def name(self) -> str:
+        return f"span {self.number}" + ("" if self.version is None else f" v{self.version}")
+
+
+def is_pattern(data: str) -> bool:
+    """Whether `--data` names spans rather than one dataset."""
+    return SPAN in str(data) or VERSION in str(data)
+
+
+def check_pattern(pattern: str) -> None:
+    """Refuses patterns whose spans could not be told apart, naming the flag."""
+    if pattern.count(SPAN) != 1:
+        raise SpanPatternError(f"--data {pattern}: a span pattern needs {SPAN} exactly once")
+    if pattern.count(VERSION) > 1:
+        raise SpanPatternError(f"--data {pattern}: {VERSION} may appear at most once")
+    for part in _parts(pattern):
+        if "*" in part or "?" in part:
+            raise SpanPatternError(f"--data {pattern}: only {SPAN} and {VERSION} may vary, "
+                                   "not wildcards")
+
+
+def _parts(pattern: str) -> List[str]:
+    return [p for p in pattern.rstrip("/").split("/")]
+
+
+def _regex(part: str) -> "re.Pattern":
+    text = re.escape(part).replace(re.escape(SPAN), r"(?P<span>\d+)")
+    return re.compile("^" + text.replace(re.escape(VERSION), r"(?P<version>\d+)") + "$")
+
+
+def _matches(pattern: str) -> List[tuple]:
+    """(root, {"span": .., "version": ..}) for every existing path the pattern matches."""
+    parts = _parts(os.path.expanduser(pattern))
+    first = next(i for i, p in enumerate(parts) if SPAN in p or VERSION in p)
+    # "" before the first varying part: a relative pattern's base is ".", "/x" -> "/".
+    base = "/".join(parts[:first]) or ("/" if pattern.startswith("/") else ".")
+    found = [(base, {})]
+    for part in parts[first:]:
+        regex, grown = _regex(part), []
+        for parent, groups in found:
+            if not files.isdir(parent):
+                continue
+            if not (SPAN in part or VERSION in part):
+                grown.append((os.path.join(parent, part), groups))
+                continue
+            folders, names = files.list_dir(parent)
+            for name in folders + names:
+                match = regex.match(name)
+                if match:
+                    grown.append((os.path.join(parent, name), {**groups, **match.groupdict()}))
+        found = grown
+    return [(root, groups) for root, groups in found if files.exists(root)]
+
+
+def list_spans(pattern: str) -> List[Span]:
+    """Every span the pattern matches, oldest first, each at its latest version.
+
+    Raises SpanPatternError if it matches nothing.
+    """
+    check_pattern(pattern)
+    latest = {}
+    for root, groups in _matches(pattern):
+        number = int(groups["span"])
+        version = int(groups["version"]) if groups.get("version") is not None else None
+        known = latest.get(number)
+        if known is None or (version or 0) > (known.version or 0):
+            latest[number] = Span(number, version, root)
+    if not latest:
+        raise SpanPatternError(f"--data {pattern}: no span matches; {SPAN} stands for the "
+                               "digits of a span number, e.g. span-1, span-2")
+    return [latest[n] for n in sorted(latest)]
+
+
+def select(spans: List[Span], count: int) -> List[Span]:
+    """The latest `count` spans (0: all), oldest first."""
+    return list(spans) if count <= 0 else list(spans)[-count:]
+
+
+def window(pattern: str, count: int) -> List[Span]:
+    """The spans a run trains on: the latest `count` of the pattern's (0: all)."""
+    return select(list_spans(pattern), count)
+
+
+def previous(spans: List[Span], newest: Span) -> Optional[Span]:
+    """The span before `newest` among `spans` (all of the pattern's), or None."""
+    earlier = [s for s in spans if s.number < newest.number]
+    return earlier[-1] if earlier else None
