@@ -42,15 +42,21 @@ EXAMPLE_VALIDATOR_ID = "ExampleValidator"
 TRANSFORM_ID = "Transform"
 TRAINER_ID = "Trainer"
 BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs, Vertex)
+WARM_START_ID = "warm_start_model_resolver"  # the Trainer's base model (local runs)
 PUSHED_BASELINE_ID = "pushed_baseline"  # not a resolver, so not named like one (open-source KFP)
 EVALUATOR_ID = "Evaluator"
 PUSHER_ID = "Pusher"
 COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, SCHEMA_GEN_ID, EXAMPLE_VALIDATOR_ID,
-                 TRANSFORM_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID, PUSHER_ID)
+                 TRANSFORM_ID, WARM_START_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID,
+                 PUSHER_ID)
 
 # --- Files beside the example splits (written by ImageExampleGen) ---
 LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
 INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files
+
+# --- Custom properties one stage sets and later ones read ---
+# On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).
+VETOED_PROPERTY = "vetoed"
 
 # --- Files in the exported SavedModel (written by the Trainer) ---
 NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std

@@ -64,6 +64,10 @@ class TrainerParams:
     module_file: Optional[str] = None
     module_source: Optional[str] = None
     module_sha256: Optional[str] = None
+    # Warm start (modules/continuous/warm_start.py): start from the base model's
+    # weights when they fit, for warm_start_share of the planned epochs.
+    warm_start: bool = False
+    warm_start_share: float = 1.0
     # The decode cache's root: the local state folder's on a local run
     # (pipeline/local/state.py); None: beside the Trainer's outputs (a cluster).
     cache_root: Optional[str] = None

@@ -5,8 +5,10 @@ Trainer reads the raw examples and maps them through the transform graph, the
 same graph every serving signature embeds. Decoded float images are never
 written to disk, which would cost 4 bytes per pixel-channel.
 """
+import dataclasses
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -30,6 +32,7 @@ from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_
 from modules import user_module
 from modules.model import build_model, compile_model
 from modules.cluster import parameter_servers
+from modules.continuous import warm_start
 from modules.cluster.parameter_servers import per_worker
 from modules.cluster.tf_config import has_parameter_servers, read_cluster, serves
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
@@ -192,8 +195,7 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
     """
     sizes = {TRAIN: _split_examples(fn_args.train_files[0]),
              EVAL: _split_examples(fn_args.eval_files[0])}
-    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
-    caches = plan_caches(sizes, image_shape, params.cache_bytes, cache_dir,
+    caches = plan_caches(sizes, _image_shape(tft_output), params.cache_bytes, cache_dir,
                          params.disk_headroom)
     coordinated = dist.coordinated
     if coordinated:
@@ -318,8 +320,13 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, dist, len(labels),
                                              cache_dir, augment)
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
+        description = warm_start.describe(params.model, params.module_sha256,
+                                          _image_shape(tft_output), labels)
+        planned = schedule.epochs
+        decision, schedule = _warm_start_decision(fn_args, params, description, schedule)
         model = _build(params, dist, tft_output, len(labels), phases(params, schedule)[0],
                        module)
+        warm = _warm_start_record(model, decision, schedule.epochs, planned)
         started = time.perf_counter()
         epochs_run = _fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
                                  run_dir)
@@ -327,13 +334,46 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
                   workers=dist.workers, replicas=dist.replicas,
-                  parameter_servers=dist.parameter_servers)
+                  parameter_servers=dist.parameter_servers, warm_start=warm)
     started = time.perf_counter()
+    # Before export, which adds Transform's layer (not a Keras one) to the model.
+    warm_start.save(model, description, model_dir)
     export(model, tft_output, labels, model_dir)
     if params.model in BACKBONE_NAMES:
         from modules.backbones import save_backbone_weights
         save_backbone_weights(model, run_dir)
     add_fit_stats(run_dir, export_s=time.perf_counter() - started)
+
+
+def _image_shape(tft_output) -> list:
+    return list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
+
+
+def _warm_start_decision(fn_args: FnArgs, params: TrainerParams, description: dict,
+                         schedule: Schedule):
+    """Whether to start from the base model (the last blessed one), and the schedule:
+    `warm_start_share` of its epochs when warm."""
+    if not params.warm_start:
+        return warm_start.Decision(None, False, "--warm-start off"), schedule
+    decision = warm_start.decide(fn_args.base_model, description)
+    if decision.warm:
+        epochs = max(1, math.ceil(schedule.epochs * params.warm_start_share))
+        schedule = dataclasses.replace(schedule, epochs=epochs)
+    return decision, schedule
+
+
+def _warm_start_record(model, decision, epochs: int, planned: int) -> dict:
+    """Loads the base model's weights if warm; fit_stats' `warm_start` entry either way."""
+    if not decision.warm:
+        print(f"          warm start: no, {decision.reason}; training from scratch",
+              flush=True)
+        return {"from": None, "reason": decision.reason}
+    loaded = warm_start.load(model, decision)
+    print(f"          warm start: from {os.path.dirname(decision.source)} ({decision.reason}),"
+          f" {loaded} layers loaded, {epochs} epochs instead of {planned}", flush=True)
+    return {"from": os.path.dirname(decision.source), "reason": decision.reason,
+            "new_head": decision.new_head, "layers_loaded": loaded, "epochs": epochs,
+            "planned_epochs": planned}
 
 
 def _worker_files(patterns, dist) -> Tuple[list, bool]:

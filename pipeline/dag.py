@@ -31,6 +31,8 @@ from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
 from components.pushed_baseline.component import PushedBaseline
+from components.warm_start_resolver import strategy as warm_start_strategy
+from components.warm_start_resolver.strategy import LatestBlessedEarlierDataModelStrategy
 from modules.cluster import launcher
 from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
 from pipeline.config import PipelineConfig
@@ -98,11 +100,24 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
     return node.with_id(ids.BASELINE_ID)
 
 
-def _trainer(plan: Plan, example_gen, transform, schema_gen) -> Trainer:
+def _warm_start(example_gen):
+    """The resolver of the model the Trainer may start from (local runs: it needs ML
+    Metadata's lineage); see components/warm_start_resolver/strategy.py."""
+    return Resolver(
+        strategy_class=LatestBlessedEarlierDataModelStrategy,
+        **{strategy.MODEL: Channel(type=standard_artifacts.Model),
+           strategy.BLESSING: Channel(type=standard_artifacts.ModelBlessing),
+           warm_start_strategy.EXAMPLES: example_gen.outputs["examples"]}
+    ).with_id(ids.WARM_START_ID)
+
+
+def _trainer(plan: Plan, example_gen, transform, schema_gen, base=None) -> Trainer:
     """The stock Trainer running our run_fn; with several local workers, its executor
-    starts them (modules/cluster/launcher.py)."""
+    starts them (modules/cluster/launcher.py). `base`: the warm-start resolver."""
     workers = {} if plan.config.workers <= 1 and not plan.config.ps else {
         "custom_executor_spec": executor_spec.ExecutorClassSpec(launcher.Executor)}
+    if base is not None:
+        workers["base_model"] = base.outputs["model"]
     trainer = Trainer(
         **workers,
         run_fn=RUN_FN,
@@ -143,20 +158,21 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         disable_statistics=True,
         splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
         custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
-    trainer = _trainer(plan, example_gen, transform, schema_gen)
+    base = _warm_start(example_gen) if baseline_kind == "mlmd" else None
+    trainer = _trainer(plan, example_gen, transform, schema_gen, base)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
-        example_splits=[EVAL]).with_id(ids.EVALUATOR_ID)
+        example_splits=[EVAL], allow_drift=config.allow_drift).with_id(ids.EVALUATOR_ID)
     pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
         examples=example_gen.outputs["examples"], settings=config.push_settings(),
     ).with_id(ids.PUSHER_ID)
-    return [example_gen, statistics_gen, schema_gen, example_validator, transform, trainer,
-            baseline, evaluator, pusher]
+    return [example_gen, statistics_gen, schema_gen, example_validator, transform,
+            *([base] if base is not None else []), trainer, baseline, evaluator, pusher]
 
 
 def create_pipeline(plan: Plan, beam_pipeline_args: List[str],

@@ -57,7 +57,8 @@ class Plan:
             head_share=rules.FINE_TUNE_HEAD_SHARE if self.fine_tunes else 1.0,
             fine_tune_lr_factor=rules.FINE_TUNE_LR_FACTOR if self.fine_tunes else 1.0,
             module_file=s.path, module_source=s.text, module_sha256=s.sha256,
-            cache_root=self.decode_cache_root)
+            cache_root=self.decode_cache_root, warm_start=c.warm_start == "on",
+            warm_start_share=rules.WARM_START_EPOCH_SHARE)
 
     def transform_params(self) -> TransformParams:
         """Transform's typed settings (its custom_config)."""
@@ -70,7 +71,9 @@ class Plan:
                       workers=self.config.workers, ps=self.config.ps,
                       steps_per_execution=self.steps_per_execution,
                       steps_per_epoch=self.steps_per_epoch(), cache_bytes=self.cache_bytes,
-                      warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine")
+                      warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine",
+                      warm_start=self.config.warm_start,
+                      warm_start_epoch_share=rules.WARM_START_EPOCH_SHARE)
         if self.fine_tunes and self.config.epochs:
             head = head_epochs(self.config.epochs, rules.FINE_TUNE_HEAD_SHARE)
             values["phases"] = {"head_epochs": head,
@@ -230,7 +233,17 @@ def plan_lines(plan: Plan) -> List[str]:
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
     return (lines[:1] + _worker_lines(plan) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
-            + lines[4:])
+            + _warm_start_lines(plan) + lines[4:])
+
+
+def _warm_start_lines(plan: Plan) -> List[str]:
+    """What warm start will do; whether it can, the Trainer decides and says."""
+    if plan.config.warm_start != "on":
+        return ["          warm start: off (--warm-start off): every run trains from scratch"]
+    return [f"          warm start: from the last blessed model trained on earlier data, when "
+            f"its network and input shape match (new classes: a new head), for "
+            f"{rules.WARM_START_EPOCH_SHARE:.0%} of the epochs: it starts where that model "
+            "ended"]
 
 
 def _worker_lines(plan: Plan) -> List[str]:

@@ -1,0 +1,1 @@
+"""The resolver of the model a Trainer warm-starts from (local runs)."""
