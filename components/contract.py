@@ -57,6 +57,10 @@ INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped
 # --- Custom properties one stage sets and later ones read ---
 # On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).
 VETOED_PROPERTY = "vetoed"
+# On every ModelBlessing: the candidate's overall accuracy (float), which the Pusher records.
+ACCURACY_PROPERTY = "accuracy"
+# On the Examples of a {SPAN} pattern: the window's spans, "1,2,3", beside TFX's `span`.
+SPANS_PROPERTY = "spans"
 
 # --- Files in the exported SavedModel (written by the Trainer) ---
 NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std

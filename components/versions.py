@@ -19,13 +19,20 @@ it references does; `versions` lists only folders that have it.
 Every pushed version records where it came from (`PROVENANCE_FILE` in its
 assets.extra, which TF Serving ignores), so the Kubeflow target's baseline
 step can tell the candidate's own push from the previous blessed model's.
+
+Which version is served: TF Serving serves the highest one unless
+models.config pins another. The pin, and the versions a rollback took out of
+service, are kept per model in `SERVED_FILE` beside models.config (the
+serving root); a TFLite base folder's `POINTER_FILE` names its current
+version. See `ServingState`.
 """
+import dataclasses
 import json
 import os
 import shutil
 import time
 import uuid
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from components.storage import files
 from components.storage.files import is_remote
@@ -33,19 +40,34 @@ from components.storage.tree_copy import copy_tree
 
 PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
 COMMIT_FILE = "saved_model.pb"  # written last on object stores
-
+TFLITE_COMMIT_FILE = "model.tflite"  # a TFLite version's
+SERVED_FILE = "served.json"  # in the serving root, beside models.config
+POINTER_FILE = "CURRENT"  # in a TFLite base folder: the version clients should use
 
 
 def versions(base_dir: str, complete_only: bool = True) -> List[int]:
     """The numeric version folders under `base_dir`, ascending; on an object store,
     only those whose commit file is there, unless `complete_only` is False."""
-    base_dir = str(base_dir)
-    if not files.isdir(base_dir):
-        return []
-    found = sorted(int(n) for n in files.list_dir(base_dir)[0] if n.isdigit())
+    found = _numbered(str(base_dir))
     if not is_remote(base_dir) or not complete_only:
         return found
-    return [v for v in found if is_complete(os.path.join(base_dir, str(v)))]
+    return _with_commit(str(base_dir), found, COMMIT_FILE)
+
+
+def complete_versions(base_dir: str, commit_file: str = COMMIT_FILE) -> List[int]:
+    """The versions whose commit file is there, local or not: what a server can load
+    (a local folder made by hand may lack it)."""
+    return _with_commit(str(base_dir), _numbered(str(base_dir)), commit_file)
+
+
+def _numbered(base_dir: str) -> List[int]:
+    if not files.isdir(base_dir):
+        return []
+    return sorted(int(n) for n in files.list_dir(base_dir)[0] if n.isdigit())
+
+
+def _with_commit(base_dir: str, found: List[int], commit_file: str) -> List[int]:
+    return [v for v in found if is_complete(os.path.join(base_dir, str(v)), commit_file)]
 
 
 def next_version(base_dir: str) -> int:
@@ -90,20 +112,23 @@ def pushed_version_of(base_dir: str, source_uri: str) -> Optional[int]:
 
 
 def publish(source_dir: str, base_dir: str, version: int, commit_file: str = COMMIT_FILE,
-            source_uri: Optional[str] = None, files: Optional[Dict[str, bytes]] = None) -> str:
+            source_uri: Optional[str] = None, files: Optional[Dict[str, bytes]] = None,
+            record: Optional[dict] = None) -> str:
     """Copies `source_dir` to `<base_dir>/<version>`, never half-visible; returns that path.
 
     `commit_file` is the file copied last on object stores. With `source_uri`
-    (the pushed Model artifact's URI), a provenance record is added; `files`
-    ({relative path: bytes}) are added too. Raises
-    FileExistsError if the version exists. On any failure the partial copy is
-    removed.
+    (the pushed Model artifact's URI), a provenance record is added: version,
+    source_uri, pushed_at (Unix time) and the fields of `record` (the Pusher's:
+    spans, accuracy, drift_overridden); `files` ({relative path: bytes}) are
+    added too. Raises FileExistsError if the version exists. On any failure
+    the partial copy is removed.
     """
     base_dir = str(base_dir)
     final = os.path.join(base_dir, str(version))
     extra = dict(files or {})
     if source_uri is not None:
-        extra[PROVENANCE_FILE] = json.dumps({"version": version, "source_uri": source_uri,
+        extra[PROVENANCE_FILE] = json.dumps({**(record or {}), "version": version,
+                                             "source_uri": source_uri,
                                              "pushed_at": time.time()}).encode()
     if is_remote(base_dir):
         return _publish_to_object_store(str(source_dir), final, commit_file, extra)
@@ -153,3 +178,106 @@ def _verify(source_dir: str, staging: str, copied: List[str]) -> None:
             files.size(os.path.join(staging, rel))
         if want != got:
             raise OSError(f"push: {rel} staged with {got} bytes, the model has {want}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServingState:
+    """One model's entry in SERVED_FILE.
+
+    `pinned`: the version models.config pins (None: TF Serving's own choice, the
+    highest). `rolled_back`: the versions a rollback took out of service; they
+    stay out (no baseline, never pushed again) after a later push clears the pin.
+    """
+
+    pinned: Optional[int]
+    rolled_back: Tuple[int, ...]
+
+
+def read_served(serving_root: str) -> Dict[str, dict]:
+    """SERVED_FILE: {model name: {"pinned": int or null, "rolled_back": [int]}}; {} if
+    nothing was ever pinned. A file that is not JSON raises StorageError, naming it."""
+    path = os.path.join(str(serving_root), SERVED_FILE)
+    if not files.exists(path):
+        return {}
+    try:
+        return json.loads(files.read_text(path))
+    except ValueError as e:  # guessing would serve a version nobody chose
+        raise files.StorageError(f"{path} is not JSON ({e}): fix it or remove it (it pins "
+                                 "the served versions)") from None
+
+
+def _root_and_name(base_dir: str) -> Tuple[str, str]:
+    return os.path.split(str(base_dir).rstrip("/"))
+
+
+def serving_state(base_dir: str) -> ServingState:
+    """The pin and the rolled-back versions of the model whose base folder is `base_dir`."""
+    root, name = _root_and_name(base_dir)
+    entry = read_served(root).get(name, {})
+    return ServingState(entry.get("pinned"), tuple(sorted(entry.get("rolled_back", ()))))
+
+
+def write_serving_state(base_dir: str, state: ServingState) -> None:
+    """Replaces the model's entry in SERVED_FILE, which is replaced whole, never half-written
+    (files.write_text: temporary file and rename, or one object)."""
+    root, name = _root_and_name(base_dir)
+    record = read_served(root)
+    record[name] = {"pinned": state.pinned, "rolled_back": sorted(state.rolled_back)}
+    files.write_text(os.path.join(root, SERVED_FILE), json.dumps(record, indent=2) + "\n")
+
+
+def served_version(base_dir: str) -> Optional[int]:
+    """The version TF Serving serves: the pinned one, else the highest complete one."""
+    pinned = serving_state(base_dir).pinned
+    if pinned is not None:
+        return pinned
+    complete = complete_versions(base_dir)
+    return complete[-1] if complete else None
+
+
+def unpin_for(base_dir: str, version: int) -> None:
+    """After a push of `version`: if it is the highest complete version, the pin goes, so
+    it is served. An older model's version, kept by a re-run, leaves the pin alone, and
+    so does a version taken out of service."""
+    state = serving_state(base_dir)
+    if state.pinned is None or version in state.rolled_back:
+        return
+    complete = complete_versions(base_dir)
+    if complete and complete[-1] == version:
+        write_serving_state(base_dir, dataclasses.replace(state, pinned=None))
+
+
+def tflite_current(tflite_dir: str, served: Optional[int],
+                   rolled_back: Tuple[int, ...]) -> Optional[int]:
+    """The TFLite version that goes with SavedModel version `served`: the newest complete
+    one not above it and not rolled back (a push whose TFLite failed the parity gate
+    kept the one before)."""
+    if served is None:
+        return None
+    found = [v for v in complete_versions(tflite_dir, TFLITE_COMMIT_FILE)
+             if v <= served and v not in rolled_back]
+    return found[-1] if found else None
+
+
+def point_tflite(tflite_dir: str, base_dir: str) -> Optional[int]:
+    """(Re)writes `<tflite_dir>/POINTER_FILE` (the version number and a newline) from the
+    served SavedModel version; removes it when none fits. Returns the version."""
+    if not files.isdir(str(tflite_dir)):
+        return None
+    current = tflite_current(tflite_dir, served_version(base_dir),
+                             serving_state(base_dir).rolled_back)
+    path = os.path.join(str(tflite_dir), POINTER_FILE)
+    if current is None:
+        files.remove(path)
+    else:
+        files.write_text(path, f"{current}\n")
+    return current
+
+
+def read_pointer(tflite_dir: str) -> Optional[int]:
+    """The TFLite version POINTER_FILE names, or None."""
+    path = os.path.join(str(tflite_dir), POINTER_FILE)
+    if not files.exists(path):
+        return None
+    text = files.read_text(path).strip()
+    return int(text) if text.isdigit() else None

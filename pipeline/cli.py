@@ -4,6 +4,8 @@
     imagepipe plan --data DIR           # what a run would choose, and why
     imagepipe run --data DIR --output OUT
     imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
+    imagepipe versions --output OUT     # pushed versions; which is served
+    imagepipe rollback --output OUT [--to VERSION]
 
 Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure.
 """
@@ -109,6 +111,19 @@ _COMMANDS = (
      "confusion matrix, per-class accuracy, training curves, inputs after "
      "Transform) for the latest run in --output. Example: imagepipe report "
      "--output outputs", ("output", "pipeline_name", "verbose"), False),
+    ("versions", "list the pushed versions of a model; which is served",
+     "One line per pushed version: its number, when it was pushed, the spans it was "
+     "trained on, its eval accuracy, its TFLite version, and whether it is served "
+     "(pinned by a rollback) or was rolled back. Example: imagepipe versions "
+     "--output outputs --json versions.json",
+     ("output", "model_name", "verbose"), False),
+    ("rollback", "serve an earlier pushed version again",
+     "Pin TF Serving (models.config) and the TFLite pointer to an earlier version, "
+     "take the newer ones out of service, and record it in ML Metadata so the next "
+     "run's baseline is the served model; the next push of a new model lifts the "
+     "pin. Default: the served version's predecessor. Example: imagepipe rollback "
+     "--output outputs --to 1717171717",
+     ("output", "model_name", "pipeline_name", "state_dir", "verbose"), False),
     ("predict", "classify image files, a folder or TFRecords with a pushed model",
      "Print the top classes of each image, or with --data write one row per "
      "image of a folder or TFRecords with Apache Beam's RunInference. Examples: "
@@ -194,11 +209,26 @@ def _compile_flags(compile_: argparse.ArgumentParser) -> None:
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
 
 
+def _versions_flags(versions: argparse.ArgumentParser) -> None:
+    """`versions`' own flag."""
+    versions.add_argument("--json", dest="versions_json", default=None, metavar="FILE",
+                          help="also write the listing as JSON (local or gs://). "
+                               "Example: --json versions.json")
+
+
+def _rollback_flags(rollback: argparse.ArgumentParser) -> None:
+    """`rollback`'s own flag."""
+    rollback.add_argument("--to", type=int, default=None, metavar="VERSION",
+                          help="the version to serve (see imagepipe versions); default: the "
+                               "served version's predecessor")
+
+
 def _config_action(show: argparse.ArgumentParser) -> None:
     show.add_argument("action", choices=["show"], help="show: print the effective config")
 
 
-_OWN_FLAGS = {"config": _config_action, "compile": _compile_flags, "predict": _predict_flags}
+_OWN_FLAGS = {"config": _config_action, "compile": _compile_flags, "predict": _predict_flags,
+              "versions": _versions_flags, "rollback": _rollback_flags}
 
 
 def _quiet_libraries(verbose: bool) -> None:

@@ -6,6 +6,7 @@ needs them, so `--help` and bad flags answer at once.
 import argparse
 import os
 
+from components.image_example_gen import spans
 from components.storage import files
 from components.storage.access import check_readable, check_writable
 from modules.cluster.tf_config import read_cluster
@@ -21,7 +22,7 @@ def _check_output(path: str) -> None:
 def _check_data(path: str) -> None:
     """A remote --data's bucket and prefix, checked before anything else (exit 2)."""
     if files.is_remote(path):
-        check_readable(path, "--data")
+        check_readable(spans.base_of(path) if spans.is_pattern(path) else path, "--data")
 
 
 def _check_cluster(config: PipelineConfig) -> None:
@@ -33,16 +34,21 @@ def _check_cluster(config: PipelineConfig) -> None:
     return cluster
 
 
+def _output_lock(config: PipelineConfig):
+    """The output's run lock, in its local state folder; refuses at once if a run holds it."""
+    from pipeline.local.lock import output_lock
+    os.makedirs(config.state_path, exist_ok=True)
+    label = None if config.state_path == config.output else \
+        f"--output {config.output} (state folder {config.state_path})"
+    return output_lock(config.state_path, label)
+
+
 def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_cluster(config)
     _check_data(config.data)
     _check_output(config.output)
     from pipeline.local import state
-    from pipeline.local.lock import output_lock
-    os.makedirs(config.state_path, exist_ok=True)
-    label = None if config.state_path == config.output else \
-        f"--output {config.output} (state folder {config.state_path})"
-    with output_lock(config.state_path, label):  # refuses at once if another run holds it
+    with _output_lock(config):
         state.prepare(config.state_path)  # under the lock: no other run is using it
         from pipeline.local import runner as local_runner  # heavy: TensorFlow, TFX, Beam
         local_runner.run(config)
@@ -116,6 +122,23 @@ def command_runs(config: PipelineConfig, args: argparse.Namespace) -> None:
     print(format_runs(list_runs(config)))
 
 
+def command_versions(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.continuous.versions import format_versions, list_versions, write_json
+    listing = list_versions(config)
+    if args.versions_json:
+        write_json(listing, files.absolute(args.versions_json))
+    print(format_versions(listing))
+
+
+def command_rollback(config: PipelineConfig, args: argparse.Namespace) -> None:
+    from pipeline.continuous.versions import require_versions
+    require_versions(config)  # before the lock makes a state folder for a mistyped --output
+    from pipeline.continuous.rollback import describe, rollback  # ML Metadata
+    with _output_lock(config):  # a run's Pusher would write the same files
+        plan = rollback(config, args.to)
+    print(describe(plan, config))
+
+
 def command_report(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.report.build import build_report  # heavy: TensorFlow, matplotlib
     print(f"report    {build_report(config)}")
@@ -158,4 +181,5 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_compile,
             "report": command_report, "runs": command_runs, "config": command_config,
-            "predict": command_predict, "plan": command_plan}
+            "predict": command_predict, "plan": command_plan, "versions": command_versions,
+            "rollback": command_rollback}

@@ -43,8 +43,9 @@ FLOORS = ("components", "modules", "pipeline", "bench")  # bottom to top
 MAX_MODULES_PER_FOLDER = 15
 # pipeline/'s steps, bottom to top; a module imports only lower steps or its own group.
 PIPELINE_STEPS = (("errors", "startup"), ("config",), ("config_file", "beam_deps"),
-                  ("planning", "report", "prediction"), ("dag",), ("local", "kubeflow"),
-                  ("commands",), ("cli", "flag_reference", "kfp_entrypoint"))
+                  ("planning", "report", "prediction"), ("dag",),
+                  ("local", "kubeflow", "continuous"), ("commands",),
+                  ("cli", "flag_reference", "kfp_entrypoint"))
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -1,11 +1,33 @@
-"""ImageEvaluator: TFX's Evaluator component with the executor above."""
+"""ImageEvaluator: TFX's Evaluator component with the executor above, and `allow_drift`."""
+from tfx import types
 from tfx.components.evaluator.component import Evaluator
-from tfx.dsl.components.base import executor_spec
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import standard_component_specs
+from tfx.types.component_spec import ExecutionParameter
 
 from components.image_evaluator import executor
 
 
-class ImageEvaluator(Evaluator):
-    """Same spec and arguments as tfx.components.Evaluator."""
+class ImageEvaluatorSpec(standard_component_specs.EvaluatorSpec):
+    """The Evaluator's spec plus whether a drifted newest span may be blessed."""
 
+    PARAMETERS = {**standard_component_specs.EvaluatorSpec.PARAMETERS,
+                  executor.ALLOW_DRIFT_KEY: ExecutionParameter(type=int)}
+
+
+class ImageEvaluator(Evaluator):
+    """tfx.components.Evaluator's arguments, plus `allow_drift` (see executor.py)."""
+
+    SPEC_CLASS = ImageEvaluatorSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
+
+    def __init__(self, *args, allow_drift: bool, **kwargs):
+        # Evaluator.__init__ turns its arguments into the stock spec, and checks it
+        # against SPEC_CLASS; a stock Evaluator builds it, and ours takes its values,
+        # with new output channels (the stock ones name their producer).
+        stock = Evaluator(*args, **kwargs).spec
+        values = {**stock.exec_properties, **stock.inputs,
+                  **{key: types.Channel(type=channel.type)
+                     for key, channel in stock.outputs.items()},
+                  executor.ALLOW_DRIFT_KEY: int(allow_drift)}
+        base_component.BaseComponent.__init__(self, spec=ImageEvaluatorSpec(**values))

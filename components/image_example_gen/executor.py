@@ -14,7 +14,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.contract import SPLITS
+from components.contract import SPANS_PROPERTY, SPLITS
 from components.image_example_gen import span_ingest, spans
 from components.image_example_gen.driver import record_input_without_driver, tree_fingerprint
 from components.image_example_gen.readers.formats import list_dataset
@@ -22,10 +22,6 @@ from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
 from components.parameters import decode
-
-
-# The window's spans, "1,2,3", beside TFX's `span` (the newest).
-SPANS_PROPERTY = "spans"
 
 
 def _record_span_properties(examples) -> None:

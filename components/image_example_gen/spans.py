@@ -64,13 +64,23 @@ def _regex(part: str) -> "re.Pattern":
     return re.compile("^" + text.replace(re.escape(VERSION), r"(?P<version>\d+)") + "$")
 
 
+def _first_varying(parts: List[str]) -> int:
+    return next(i for i, p in enumerate(parts) if SPAN in p or VERSION in p)
+
+
+def base_of(pattern: str) -> str:
+    """The folder above the first part with a placeholder: what must exist and be readable."""
+    parts = _parts(os.path.expanduser(pattern))
+    # "" before the first varying part: a relative pattern's base is ".", "/x" -> "/".
+    return "/".join(parts[:_first_varying(parts)]) or (
+        "/" if pattern.startswith("/") else ".")
+
+
 def _matches(pattern: str) -> List[tuple]:
     """(root, {"span": .., "version": ..}) for every existing path the pattern matches."""
     parts = _parts(os.path.expanduser(pattern))
-    first = next(i for i, p in enumerate(parts) if SPAN in p or VERSION in p)
-    # "" before the first varying part: a relative pattern's base is ".", "/x" -> "/".
-    base = "/".join(parts[:first]) or ("/" if pattern.startswith("/") else ".")
-    found = [(base, {})]
+    first = _first_varying(parts)
+    found = [(base_of(pattern), {})]
     for part in parts[first:]:
         regex, grown = _regex(part), []
         for parent, groups in found:

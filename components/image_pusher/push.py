@@ -18,7 +18,8 @@ from components.image_pusher.serving_check import ServingCheck
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.tflite_push import discard, publish_tflite, stage_tflite
 from components.image_pusher.tflite_push import push_tflite
-from components.versions import next_version, publish, pushed_version_of
+from components.versions import (next_version, point_tflite, publish, pushed_version_of,
+                                 serving_state, unpin_for)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,24 +43,20 @@ class PushOutcome:
     pushed: bool
     serving_path: Optional[str]
     version: Optional[int]
-    serving_check: dict  # the check's verdict and figures, recorded as JSON verbatim
+    serving_check: Optional[dict]  # the check's verdict and figures, recorded as JSON
     tflite: Optional[TFLiteOutcome]  # None without settings.tflite_dir or examples
+    blocked: Optional[str]  # why nothing was pushed, when no check failed
 
 
 def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str],
-         settings: PushSettings) -> PushOutcome:
+         settings: PushSettings, record: dict) -> PushOutcome:
     """Pushes a blessed model; returns what happened (no TFLite version without
-    `settings.tflite_dir`)."""
+    `settings.tflite_dir`). `record` goes into the version's provenance
+    (components/versions.py publish)."""
     tflite = settings if settings.tflite_dir else None
     version = pushed_version_of(base, model_uri)  # an interrupted earlier push
     if version is not None:
-        serving_path = os.path.join(base, str(version))
-        write_serving_configs(os.path.dirname(base))
-        return PushOutcome(True, serving_path, version,
-                           {"ok": True, "reason": "kept the version an interrupted earlier "
-                                                  "push published"},
-                           TFLiteOutcome.of(_tflite_again(model_path, examples_uri, tflite,
-                                                          version)))
+        return _again(model_path, base, examples_uri, tflite, version)
     version = next_version(base)
     server = ServingCheck()
     staged, workdir = None, tempfile.mkdtemp(prefix="imagepipe-push-")
@@ -73,19 +70,51 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
         result = server.result(settings.timeout_s)
         result["warmup_records"] = len(logs)
         if not result["ok"]:
-            return PushOutcome(False, None, None, result, None)
+            return PushOutcome(False, None, None, result, None, None)
         with open(warmup_path, "rb") as f:
             serving_path = publish(model_path, base, version, source_uri=model_uri,
-                                   files={warmup.WARMUP_FILE: f.read()})
-        write_serving_configs(os.path.dirname(base))
+                                   files={warmup.WARMUP_FILE: f.read()}, record=record)
+        _serve(base, version)
         published = publish_tflite(staged, settings.tflite_dir, version) if staged else None
         staged = None
-        return PushOutcome(True, serving_path, version, result, TFLiteOutcome.of(published))
+        _point(tflite, base)
+        return PushOutcome(True, serving_path, version, result, TFLiteOutcome.of(published),
+                           None)
     finally:
         server.cancel()
         if staged:
             discard(staged)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _serve(base: str, version: int) -> None:
+    """Serves what was just published: a new highest version lifts a rollback's pin,
+    then models.config follows."""
+    unpin_for(base, version)
+    write_serving_configs(os.path.dirname(base))
+
+
+def _point(tflite: Optional[PushSettings], base: str) -> None:
+    """The TFLite pointer follows the served version (after the TFLite publish)."""
+    if tflite:
+        point_tflite(tflite.tflite_dir, base)
+
+
+def _again(model_path: str, base: str, examples_uri: Optional[str], tflite,
+           version: int) -> PushOutcome:
+    """A model already pushed as `version`: an interrupted earlier push is finished; a
+    version a rollback took out of service is not served again."""
+    if version in serving_state(base).rolled_back:
+        return PushOutcome(False, None, None, None, None,
+                           f"not pushed: this model is version {version}, which "
+                           "`imagepipe rollback` took out of service")
+    _serve(base, version)
+    tflite_outcome = TFLiteOutcome.of(_tflite_again(model_path, examples_uri, tflite,
+                                                    version))
+    _point(tflite, base)
+    return PushOutcome(True, os.path.join(base, str(version)), version,
+                       {"ok": True, "reason": "kept the version an interrupted earlier "
+                                              "push published"}, tflite_outcome, None)
 
 
 def _images(examples_uri: Optional[str], settings: PushSettings) -> list:

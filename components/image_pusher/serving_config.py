@@ -4,12 +4,17 @@
 --enable_batching --batching_parameters_file=<serving root>/batching.config`
 serves every model under the serving root as it is. The paths inside are
 the ones of this machine; in a container, mount the serving root at the same
-path or edit base_path.
+path or edit base_path. A model pinned in served.json (`imagepipe rollback`,
+components/versions.py) gets a `specific` version policy; the others are
+served at their highest version, TF Serving's default.
 """
 import os
+from typing import Optional
 
 from components.storage import files
+from components.versions import read_served
 
+MODELS_CONFIG, BATCHING_FILE = "models.config", "batching.config"  # in the serving root
 # Conservative defaults for CPU serving of small images; tune per deployment.
 BATCHING_CONFIG = """max_batch_size { value: 32 }
 batch_timeout_micros { value: 2000 }
@@ -22,19 +27,30 @@ def _model_folders(serving_root: str):
     return [n for n in files.list_dir(serving_root)[0] if not n.startswith(".")]
 
 
+def _policy(pinned: Optional[int]) -> str:
+    if pinned is None:
+        return ""
+    return ("    model_version_policy {\n"
+            f"      specific {{ versions: {int(pinned)} }}\n"
+            "    }\n")
+
+
 def models_config(serving_root: str) -> str:
-    """A ModelServerConfig (text proto) listing every model folder under `serving_root`."""
+    """A ModelServerConfig (text proto) listing every model folder under `serving_root`,
+    each pinned model with its version policy."""
     root = files.absolute(serving_root)
+    served = read_served(serving_root)
     entries = "".join(
         "  config {\n"
         f"    name: \"{name}\"\n"
         f"    base_path: \"{os.path.join(root, name)}\"\n"
         "    model_platform: \"tensorflow\"\n"
+        f"{_policy(served.get(name, {}).get('pinned'))}"
         "  }\n" for name in sorted(_model_folders(serving_root)))
     return "model_config_list {\n" + entries + "}\n"
 
 
 def write_serving_configs(serving_root: str) -> None:
     """(Re)writes models.config and batching.config in `serving_root`."""
-    files.write_text(os.path.join(serving_root, "models.config"), models_config(serving_root))
-    files.write_text(os.path.join(serving_root, "batching.config"), BATCHING_CONFIG)
+    files.write_text(os.path.join(serving_root, MODELS_CONFIG), models_config(serving_root))
+    files.write_text(os.path.join(serving_root, BATCHING_FILE), BATCHING_CONFIG)

@@ -20,7 +20,8 @@ def check_quantize(quantize: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class PushSettings:
-    """The TFLite push and the serving check; no defaults (pipeline/config.py has them)."""
+    """The TFLite push, the serving check and the drift gate; no defaults
+    (pipeline/config.py has them)."""
 
     tflite_dir: Optional[str]  # base folder of the TFLite versions; None: no TFLite
     quantize: str  # one of QUANTIZATIONS
@@ -31,6 +32,7 @@ class PushSettings:
     rest_requests: int  # timed single-image REST requests of the serving check
     atol: float  # REST answers vs the Evaluator's signature, per probability
     timeout_s: int  # a serving check that takes longer fails
+    allow_drift: bool  # push even when the newest span drifted from the one before
 
     def __post_init__(self):
         check_quantize(self.quantize)

@@ -7,16 +7,25 @@ serving base directory was blessed (nothing else is pushed), so its newest
 version is the last blessed model, as long as nothing but this pipeline
 pushes there. Like the local strategy, the candidate's own push is skipped: a
 cached re-run then compares against the model blessed before it.
+
+Rollbacks (components/versions.py ServingState): the served version is the
+newest that counts, so a version above a pin is no baseline, and neither is
+a version a rollback took out of service, even after a later push lifted the pin.
 """
 import os
 from typing import Optional
 
-from components.versions import is_complete, provenance, versions
+from components.versions import is_complete, provenance, served_version, serving_state, \
+    versions
 
 
 def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:
-    """The newest complete version folder not pushed from `candidate_uri`, or None."""
+    """The newest complete version folder, not above the served one, not rolled back and
+    not pushed from `candidate_uri`; or None."""
+    served, rolled_back = served_version(serving_dir), serving_state(serving_dir).rolled_back
     for version in reversed(versions(serving_dir)):
+        if served is not None and version > served or version in rolled_back:
+            continue
         path = os.path.join(serving_dir, str(version))
         record = provenance(path)
         if record and record.get("source_uri") == candidate_uri:

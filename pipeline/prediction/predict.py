@@ -2,8 +2,8 @@
 
     imagepipe predict --model outputs/serving/imagepipe IMAGE...
 
-The model is a SavedModel version folder, a serving base folder (its latest
-version is used), or a `.tflite` file with labels.txt beside it. Images go
+The model is a SavedModel version folder, a serving base folder (the version
+TF Serving serves: the one a rollback pinned, else the latest), or a `.tflite` file with labels.txt beside it. Images go
 through the same preprocessing as in training: the SavedModel's
 `serving_image` signature embeds the Transform graph; for TFLite, the images
 are decoded and resized by Transform's own functions (modules/preprocessing.py)
@@ -15,7 +15,7 @@ from typing import List, Tuple
 import numpy as np
 
 from components.storage import files
-from components.versions import versions
+from components.versions import served_version
 from pipeline.errors import UsageError
 
 
@@ -25,10 +25,9 @@ def resolve_model(path: str) -> Tuple[str, str]:
         return "tflite", path
     if files.isfile(os.path.join(path, "saved_model.pb")):
         return "saved_model", path
-    complete = [v for v in versions(path)
-                if files.isfile(os.path.join(path, str(v), "saved_model.pb"))]
-    if complete:
-        return "saved_model", os.path.join(path, str(complete[-1]))
+    served = served_version(path)
+    if served is not None:
+        return "saved_model", os.path.join(path, str(served))
     raise UsageError(f"--model {path}: not a SavedModel folder, a serving base folder with "
                      "versions, or a .tflite file")
 

@@ -45,3 +45,43 @@ def test_strategy_passes_the_candidate_through():
         strategy.CANDIDATE: [candidate]})
     assert [m.id for m in resolved[strategy.MODEL]] == [2]
     assert resolved[strategy.CANDIDATE] == [candidate]
+
+
+def _verdict(blessing_id, model_id, revoked):
+    """A rollback's blessing (pipeline/continuous/revocations.py)."""
+    blessing = _blessing(model_id, not revoked)
+    blessing.id = blessing_id
+    blessing.set_int_custom_property(strategy.REVOKED, int(revoked))
+    return blessing
+
+
+def _with_id(blessing, blessing_id):
+    blessing.id = blessing_id
+    return blessing
+
+
+def test_a_revoked_model_is_no_baseline_so_the_served_one_before_it_is():
+    models = [_model(1), _model(3)]
+    blessings = [_with_id(_blessing(1, True), 10), _with_id(_blessing(3, True), 11),
+                 _verdict(12, 3, revoked=True)]
+    picked = strategy.pick_baseline(models, blessings, exclude_ids=[])
+    assert [m.id for m in picked[strategy.MODEL]] == [1]
+
+
+def test_the_latest_blessing_by_id_decides_whatever_the_order_given():
+    blessings = [_with_id(_blessing(3, False), 20), _with_id(_blessing(3, True), 11)]
+    assert strategy.standing_blessings(blessings) == {}
+
+
+def test_the_evaluator_blessing_a_revoked_model_again_does_not_bring_it_back():
+    # A cached Trainer hands the revoked model to the Evaluator again, which may bless it;
+    # it is still not served, so still no baseline.
+    blessings = [_with_id(_blessing(3, True), 11), _verdict(12, 3, revoked=True),
+                 _with_id(_blessing(3, True), 13)]
+    assert strategy.standing_blessings(blessings) == {}
+
+
+def test_a_rollback_that_serves_a_revoked_model_again_restores_it():
+    blessings = [_with_id(_blessing(3, True), 11), _verdict(12, 3, revoked=True),
+                 _verdict(14, 3, revoked=False)]
+    assert [b.id for b in strategy.standing_blessings(blessings).values()] == [14]

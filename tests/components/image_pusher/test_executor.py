@@ -11,7 +11,7 @@ from tfx.proto import pusher_pb2
 from tfx.utils import proto_utils
 
 from components.image_pusher.executor import EXAMPLES_KEY, Executor
-from components.versions import provenance
+from components.versions import ServingState, provenance, serving_state, write_serving_state
 from components.image_pusher.warmup import WARMUP_FILE
 from components.parameters import encode
 from pipeline.config import PipelineConfig
@@ -20,26 +20,30 @@ pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
-         saved_model: str = None):
-    """The executor on a Model artifact holding `saved_model` (a copy)."""
+         saved_model: str = None, report: dict = None, spans: str = None,
+         accuracy: float = None, allow_drift: bool = False, model_name: str = "model"):
+    """The executor on a Model artifact holding `saved_model` (a copy); with `report`,
+    an Examples input whose ingest_report.json it is (and `spans` its property)."""
     model = standard_artifacts.Model()
-    model.uri = str(tmp_path / "model")
+    model.uri = str(tmp_path / model_name)
     if not os.path.exists(os.path.join(model.uri, "Format-Serving")):
         shutil.copytree(saved_model, os.path.join(model.uri, "Format-Serving"))
     blessing = standard_artifacts.ModelBlessing()
     blessing.uri = str(tmp_path / "blessing")
     blessing.set_int_custom_property("blessed", int(blessed))
+    if accuracy is not None:
+        blessing.set_float_custom_property("accuracy", accuracy)
     pushed = standard_artifacts.PushedModel()
     pushed.uri = str(tmp_path / pushed_name)
     destination = pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
         base_directory=str(tmp_path / "serving" / "digits")))
     inputs = {standard_component_specs.MODEL_KEY: [model],
               standard_component_specs.MODEL_BLESSING_KEY: [blessing]}
-    settings = dataclasses.replace(PipelineConfig().push_settings(), tflite_dir=None)
-    if tflite:  # examples without splits: int8 has no images to calibrate on
-        examples = standard_artifacts.Examples()
-        examples.uri = str(tmp_path / "examples")
-        inputs[EXAMPLES_KEY] = [examples]
+    settings = dataclasses.replace(PipelineConfig().push_settings(), tflite_dir=None,
+                                   allow_drift=allow_drift)
+    if tflite or report is not None:  # examples without splits: int8 has no images
+        inputs[EXAMPLES_KEY] = [_examples(tmp_path, report, spans)]
+    if tflite:
         settings = dataclasses.replace(settings, tflite_dir=str(tmp_path / "tflite"),
                                        quantize="int8", parity_tolerance=0.01)
     properties = {standard_component_specs.PUSH_DESTINATION_KEY:
@@ -47,6 +51,18 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
                   **encode(settings)}
     Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
     return pushed
+
+
+def _examples(tmp_path, report, spans):
+    examples = standard_artifacts.Examples()
+    examples.uri = str(tmp_path / "examples")
+    os.makedirs(examples.uri, exist_ok=True)
+    if report is not None:
+        with open(os.path.join(examples.uri, "ingest_report.json"), "w") as f:
+            json.dump(report, f)
+    if spans is not None:
+        examples.set_string_custom_property("spans", spans)
+    return examples
 
 
 def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exported_model):
@@ -101,3 +117,58 @@ def test_a_model_that_cannot_be_served_is_not_pushed_and_says_why(tmp_path):
     assert check["ok"] is False and check["reason"].startswith("the SavedModel did not load")
     assert not (tmp_path / "serving" / "digits").exists() or not os.listdir(
         tmp_path / "serving" / "digits")
+
+
+def _drift_report(verdict="drift"):
+    features = {name: {"value": 0.0, "threshold": 0.2, "drifted": False,
+                       "detail": "unchanged"} for name in ("label", "grayscale")}
+    features["size"] = {"value": 0.0, "threshold": 1.0, "drifted": False, "detail": "same"}
+    features["brightness"] = {"value": 0.6, "threshold": 0.1, "drifted": verdict == "drift",
+                              "detail": "mean brightness 130 -> 20 of 255"}
+    return {"spans": [{"span": 3}], "drift": {
+        "verdict": verdict, "features": features, "span": 3, "previous_span": 2,
+        "drifted": ["brightness"] if verdict == "drift" else []}}
+
+
+def test_the_version_records_spans_and_the_evaluators_accuracy(tmp_path, exported_model):
+    pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
+                  report=_drift_report("ok"), spans="2,3", accuracy=0.875)
+    record = provenance(pushed.get_string_custom_property("pushed_destination"))
+    assert record["spans"] == [2, 3] and record["accuracy"] == 0.875
+    assert "drift_overridden" not in record and not pushed.has_custom_property("blocked")
+
+
+def test_drift_blocks_the_push_and_says_which_feature(tmp_path, exported_model):
+    pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
+                  report=_drift_report())
+    assert pushed.get_int_custom_property("pushed") == 0
+    blocked = pushed.get_string_custom_property("blocked")
+    assert "brightness" in blocked and "mean brightness 130 -> 20 of 255" in blocked
+    assert blocked.endswith("(--allow-drift pushes anyway)")
+    assert not (tmp_path / "serving").exists()
+
+
+def test_allow_drift_pushes_and_records_the_override(tmp_path, exported_model):
+    pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
+                  report=_drift_report(), allow_drift=True)
+    assert pushed.get_int_custom_property("pushed") == 1
+    overridden = pushed.get_string_custom_property("drift_overridden")
+    assert overridden.startswith("pushed despite drift in brightness")
+    record = provenance(pushed.get_string_custom_property("pushed_destination"))
+    assert record["drift_overridden"] == overridden and record["spans"] == [3]
+
+
+def test_a_new_push_lifts_a_rollbacks_pin_and_a_rolled_back_model_stays_out(tmp_path,
+                                                                          exported_model):
+    base = str(tmp_path / "serving" / "digits")
+    first = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir)
+    version = int(first.get_string_custom_property("pushed_version"))
+    write_serving_state(base, ServingState(pinned=version - 1, rolled_back=(version,)))
+    again = _run(tmp_path, blessed=True, pushed_name="pushed-again")  # same model: revoked
+    assert again.get_int_custom_property("pushed") == 0
+    assert "rollback" in again.get_string_custom_property("blocked")
+    assert serving_state(base).pinned == version - 1
+    _run(tmp_path, blessed=True, pushed_name="pushed-new", saved_model=exported_model.model_dir,
+         model_name="new-model")  # trained on new data
+    assert serving_state(base) == ServingState(None, (version,))
+    assert "model_version_policy" not in (tmp_path / "serving" / "models.config").read_text()

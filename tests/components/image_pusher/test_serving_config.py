@@ -1,4 +1,5 @@
-"""models.config lists every pushed model; batching.config is there for --enable_batching."""
+"""models.config lists every pushed model, pinned ones with their version; batching.config
+is there for --enable_batching."""
 from components.image_pusher.serving_config import write_serving_configs
 
 
@@ -24,3 +25,20 @@ def test_models_config_on_an_object_store_keeps_the_uri():
     with tf.io.gfile.GFile(root + "/models.config") as f:
         assert f'base_path: "{root}/digits"' in f.read()
     assert tf.io.gfile.exists(root + "/batching.config")
+
+
+def test_a_pinned_model_gets_a_specific_version_policy_that_tf_serving_parses(tmp_path):
+    from google.protobuf import text_format
+    from tensorflow_serving.config import model_server_config_pb2
+
+    from components.versions import ServingState, write_serving_state
+    for name in ("digits", "flowers"):
+        (tmp_path / name / "1").mkdir(parents=True)
+    write_serving_state(str(tmp_path / "digits"), ServingState(pinned=1, rolled_back=(2,)))
+    write_serving_configs(str(tmp_path))
+    parsed = text_format.Parse((tmp_path / "models.config").read_text(),
+                               model_server_config_pb2.ModelServerConfig())
+    configs = {c.name: c for c in parsed.model_config_list.config}
+    assert list(configs["digits"].model_version_policy.specific.versions) == [1]
+    assert not configs["flowers"].HasField("model_version_policy")  # the highest, as before
+    assert "served.json" not in (tmp_path / "models.config").read_text()

@@ -1,5 +1,5 @@
 """The Kubeflow target's baseline: the newest complete push that is not the candidate's."""
-from components.versions import publish
+from components.versions import ServingState, publish, write_serving_state
 from components.pushed_baseline.latest import latest_other_than
 
 
@@ -35,3 +35,16 @@ def test_it_reads_object_stores(tmp_path):
     publish(str(_model(tmp_path)), base, 4, source_uri="uri://a")
     assert latest_other_than(base, "uri://b") == f"{base}/4"
     assert latest_other_than(base, "uri://a") is None
+
+
+def test_the_served_version_is_the_baseline_after_a_rollback(tmp_path):
+    base, model = str(tmp_path / "serving" / "m"), _model(tmp_path)
+    for version in (1, 2, 3):
+        publish(model, base, version, source_uri=f"uri://{version}")
+    write_serving_state(base, ServingState(pinned=2, rolled_back=(3,)))
+    assert latest_other_than(base, "uri://new") == f"{base}/2"
+    assert latest_other_than(base, "uri://2") == f"{base}/1"  # a cached re-run of the served
+    # A later push lifts the pin; the rolled-back version stays out.
+    publish(model, base, 4, source_uri="uri://4")
+    write_serving_state(base, ServingState(pinned=None, rolled_back=(3,)))
+    assert latest_other_than(base, "uri://4") == f"{base}/2"

@@ -1,0 +1,38 @@
+"""What continuous training adds to a push: the spans it records (the drift gate is
+components/drift.py's, shared with the Evaluator).
+
+Plain functions on the Examples' ingest report (components/contract.py) and
+its `spans` custom property; no TFX. The drift verdict is ImageExampleGen's
+(components/drift.py): the newest span against the one before it.
+"""
+from typing import List, Optional
+
+from components.contract import INGEST_REPORT_FILE, read_ingest_report
+from components.storage import files
+
+
+def ingest_report_of(examples_uri: Optional[str]) -> dict:
+    """The Examples' ingest_report.json, or {} (no examples, or another ExampleGen's)."""
+    if not examples_uri or not files.exists(f"{examples_uri}/{INGEST_REPORT_FILE}"):
+        return {}
+    return read_ingest_report(examples_uri)
+
+
+def spans_of(spans_property: Optional[str], report: dict) -> List[int]:
+    """The trained spans: the artifact's `spans` ("1,2"), else the report's "spans" (ints,
+    or ImageExampleGen's entries {"span": n, ...}); [] for data without spans."""
+    if spans_property:
+        return [int(s) for s in spans_property.split(",") if s.strip()]
+    return [int(s["span"] if isinstance(s, dict) else s) for s in report.get("spans") or []]
+
+
+def push_record(spans_property: Optional[str], report: dict, accuracy: Optional[float],
+                drift_overridden: Optional[str]) -> dict:
+    """The fields the Pusher adds to a version's provenance (components/versions.py):
+    spans, the Evaluator's accuracy (None if it recorded none) and, when
+    --allow-drift let a drifted span through, drift_overridden."""
+    record = {"spans": spans_of(spans_property, report),
+              "accuracy": None if accuracy is None else float(accuracy)}
+    if drift_overridden:
+        record["drift_overridden"] = drift_overridden
+    return record

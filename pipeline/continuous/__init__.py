@@ -1,0 +1,1 @@
+"""Continuous training's commands: `imagepipe versions` and `imagepipe rollback`."""
