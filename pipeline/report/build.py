@@ -8,6 +8,7 @@ from components.storage import files
 from components.storage.tree_copy import copy_tree
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
+from pipeline.report.console import continuous_lines
 
 PNGS = ("gallery.png", "confusion_matrix.png", "per_class_accuracy.png",
         "training_curves.png", "transformed_samples.png")
@@ -99,6 +100,8 @@ def _rows(summary: dict) -> Dict[str, str]:
         "accuracy": f"{evaluation['accuracy']:.4f}"
                     + ("" if baseline is None else f" (baseline {baseline:.4f})"),
         "blessed": f"{'yes' if evaluation['blessed'] else 'NO'}: {evaluation['reason']}",
+        # spans, warm start, drift and a blocked push: the console's lines, "key  value"
+        **{line[:10].strip(): line[10:] for line in continuous_lines(summary)},
         "pushed": pushed["serving"] or "nothing",
         "tflite": pushed["tflite"] or "nothing",
         "time": ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items()),

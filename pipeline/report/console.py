@@ -33,6 +33,37 @@ def _serving_check_line(check: Optional[dict]) -> List[str]:
             f"p99 {check['p99_ms']:.1f} ms"]
 
 
+def continuous_lines(summary: dict) -> List[str]:
+    """Spans, warm start and drift: lines only for what a span pattern or a base model adds."""
+    lines = []
+    spans = summary.get("spans")
+    if spans:
+        lines.append(f"spans     trained on {_numbers(spans['trained'])}, evaluated on span "
+                     f"{spans['evaluated']}; ingested {_numbers(spans['ingested']) or 'none'}"
+                     f", reused {_numbers(spans['reused']) or 'none'}")
+    warm = summary.get("warm_start")
+    if warm:
+        lines.append("warm      " + (f"from {warm['from']}: {warm['reason']}, {warm['epochs']} "
+                                     f"epochs instead of {warm['planned_epochs']}"
+                                     if warm.get("from") else f"no: {warm['reason']}"))
+    drift = summary.get("drift")
+    if drift and drift["verdict"] == "drift":
+        lines.append(f"drift     span {drift['span']} against span {drift['previous_span']}: "
+                     + "; ".join(f"{name} {drift['features'][name]['detail']}"
+                                 for name in drift["drifted"]))
+    elif drift and drift.get("previous_span") is not None and drift["verdict"] == "ok":
+        lines.append(f"drift     none: span {drift['span']} against span "
+                     f"{drift['previous_span']}")
+    blocked = summary["pushed"].get("blocked")
+    if blocked:
+        lines.append(f"blocked   {blocked}")
+    return lines
+
+
+def _numbers(values: List[int]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
@@ -46,6 +77,7 @@ def format_summary(summary: dict) -> str:
         + ("" if baseline is None else f" (baseline {baseline:.4f})")
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
+        *continuous_lines(summary),
         f"pushed    {pushed['serving'] or 'nothing'}",
         *_serving_check_line(pushed.get("serving_check")),
         *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]

@@ -10,7 +10,7 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 
 from components import contract as ids
-from components.contract import read_ingest_report
+from components.contract import VETOED_PROPERTY, read_ingest_report
 from components.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
@@ -36,16 +36,20 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
             "confusion_matrix": (confusion_matrix(uri, len(classes))
                                  if len(classes) <= MATRIX_MAX_CLASSES else None),
             "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
-            "reason": blessing_reason(tfma.load_validation_result(uri), config, baseline)}
+            "reason": (prop(produced["ModelBlessing"], VETOED_PROPERTY)
+                       or blessing_reason(tfma.load_validation_result(uri), config, baseline))}
 
 
-def _pushed_section(store, pusher) -> dict:
+def _pushed_section(store, pusher, evaluation: dict) -> dict:
+    """What was pushed; `blocked` says why not when a gate (drift, rollback) stopped it."""
     pushed = outputs(store, pusher).get("PushedModel") if pusher else None
     check = prop(pushed, "serving_check") if pushed is not None else None
     check = json.loads(check) if check else None
     if pushed is None or prop(pushed, "pushed") != 1:
+        vetoed = evaluation["reason"] if "--allow-drift" in evaluation["reason"] else None
         return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
-                "serving_check": check}
+                "serving_check": check,
+                "blocked": (prop(pushed, "blocked") if pushed is not None else None) or vetoed}
     gate = prop(pushed, "tflite_parity")
     return {"serving": prop(pushed, "pushed_destination"),
             "tflite": prop(pushed, "tflite_destination") or None,
@@ -61,7 +65,18 @@ def _data_section(store, config: PipelineConfig, example_gen) -> dict:
             "classes": report["classes"], "per_class": report["per_class"],
             "shapes": report["shapes"], "skipped": len(report["skipped"]),
             "skipped_files": report["skipped"], "ignored": report["ignored"],
-            "empty_classes": report["empty_classes"], "examples_uri": examples.uri}
+            "empty_classes": report["empty_classes"], "examples_uri": examples.uri,
+            "spans": report.get("spans"), "drift": report.get("drift")}
+
+
+def _spans_section(data: dict) -> Optional[dict]:
+    """The spans trained and evaluated on (a {SPAN} pattern), or None."""
+    if not data["spans"]:
+        return None
+    return {"trained": [s["span"] for s in data["spans"]],
+            "evaluated": data["spans"][-1]["span"],
+            "ingested": [s["span"] for s in data["spans"] if not s["reused"]],
+            "reused": [s["span"] for s in data["spans"] if s["reused"]]}
 
 
 def _training_section(store, trainer) -> Optional[dict]:
@@ -79,11 +94,16 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
                for node, e in nodes.items()}
     timings["total"] = round(total_seconds, 3)
     data = _data_section(store, config, nodes[ids.EXAMPLE_GEN_ID])
+    training = _training_section(store, nodes.get(ids.TRAINER_ID))
+    evaluation = _eval_section(store, nodes.get(ids.EVALUATOR_ID), config, data["classes"])
     return {
         "data": data,
-        "eval": _eval_section(store, nodes.get(ids.EVALUATOR_ID), config, data["classes"]),
-        "pushed": _pushed_section(store, nodes.get(ids.PUSHER_ID)),
-        "training": _training_section(store, nodes.get(ids.TRAINER_ID)),
+        "spans": _spans_section(data),
+        "warm_start": (training or {}).get("warm_start"),
+        "drift": data["drift"],
+        "eval": evaluation,
+        "pushed": _pushed_section(store, nodes.get(ids.PUSHER_ID), evaluation),
+        "training": training,
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],
     }

@@ -1,0 +1,123 @@
+"""Continuous training end to end: spans arrive, warm starts, drift blocks, a rollback holds.
+
+Spans made from the bundled digits: span 1 and span 2 are two halves of the
+real images; span 3 is a share of them inverted (white digits turned black
+on white), which drifts on brightness.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pipeline.config import PipelineConfig
+from pipeline.report.metadata import latest_run, open_store
+
+pytestmark = pytest.mark.slow
+SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+MNIST = os.path.join(os.path.dirname(__file__), os.pardir, "data", "mnist_1k", "png")
+
+
+def _imagepipe(*args) -> subprocess.CompletedProcess:
+    result = subprocess.run([SCRIPT, *map(str, args)], capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def _span(target, take: slice, invert=False) -> None:
+    for label in sorted(os.listdir(MNIST)):
+        os.makedirs(target / label)
+        for name in sorted(os.listdir(os.path.join(MNIST, label)))[take]:
+            pixels = np.asarray(Image.open(os.path.join(MNIST, label, name)))
+            Image.fromarray(255 - pixels if invert else pixels).save(target / label / name)
+
+
+def _run(spans, out):
+    result = _imagepipe("run", "--data", spans / "span-{SPAN}", "--output", out,
+                        "--epochs", 4, "--early-stopping-patience", 0, "--quantize", "none",
+                        "--accuracy-threshold", 0.5, "--baseline-tolerance", 0.3)
+    return json.loads((out / "summary.json").read_text()), result.stdout
+
+
+def _inputs(out, node: str) -> dict:
+    """{input key: artifact URI} of `node`'s execution in the last run, from ML Metadata."""
+    config = PipelineConfig(output=str(out))
+    store = open_store(config)
+    execution = latest_run(store, config.pipeline_name)[node]
+    events = [e for e in store.get_events_by_execution_ids([execution.id])
+              if e.type == e.INPUT]
+    uris = {a.id: a.uri for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
+    return {e.path.steps[0].key: uris[e.artifact_id] for e in events}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """Four runs on one output: span 1; span 2 arrives; drifted span 3; after a rollback."""
+    root = tmp_path_factory.mktemp("continuous")
+    spans, out = root / "spans", root / "out"
+    _span(spans / "span-1", slice(0, 50))
+    runs = [_run(spans, out)]
+    _span(spans / "span-2", slice(50, None))
+    runs.append(_run(spans, out))
+    _span(spans / "span-3", slice(0, 30), invert=True)
+    runs.append(_run(spans, out))
+    first = runs[0][0]["pushed"]["version"]
+    rollback = _imagepipe("rollback", "--output", out, "--to", first).stdout
+    runs.append(_run(spans, out))
+    return {"runs": runs, "out": out, "rollback": rollback}
+
+
+def test_span_one_trains_from_scratch_and_is_pushed(history):
+    summary, stdout = history["runs"][0]
+    assert summary["spans"] == {"trained": [1], "evaluated": 1, "ingested": [1], "reused": []}
+    assert summary["warm_start"]["from"] is None
+    assert summary["warm_start"]["reason"] == "no earlier blessed model"
+    assert summary["drift"]["verdict"] == "not compared"
+    assert summary["pushed"]["version"] is not None
+
+
+def test_span_two_is_ingested_alone_warm_started_blessed_and_pushed(history):
+    first, (summary, stdout) = history["runs"][0][0], history["runs"][1]
+    assert summary["spans"] == {"trained": [1, 2], "evaluated": 2, "ingested": [2],
+                                "reused": [1]}
+    warm = summary["warm_start"]
+    assert warm["from"] and warm["epochs"] == 2 and warm["planned_epochs"] == 4
+    assert summary["training"]["epochs_run"] == 2
+    assert summary["drift"]["verdict"] == "ok", summary["drift"]
+    assert summary["eval"]["blessed"] and summary["eval"]["baseline_accuracy"] is not None
+    assert summary["pushed"]["version"] > first["pushed"]["version"]
+    assert "ingest shard" in stdout and stdout.count("ingest shard") == 1  # span 2 only
+
+
+def test_a_drifted_span_is_flagged_and_not_pushed(history):
+    summary, stdout = history["runs"][2]
+    drift = summary["drift"]
+    assert drift["verdict"] == "drift" and "brightness" in drift["drifted"]
+    assert summary["pushed"]["version"] is None and summary["pushed"]["serving"] is None
+    assert "brightness" in summary["pushed"]["blocked"] or "drift" in summary["eval"]["reason"]
+    assert "drift     span 3 against span 2" in stdout
+    assert "--allow-drift" in stdout
+
+
+def test_rollback_serves_version_one_and_the_next_run_compares_against_it(history):
+    out = history["out"]
+    first, second = (history["runs"][i][0]["pushed"] for i in (0, 1))
+    assert f"serving version {first['version']} (was {second['version']})" in \
+        history["rollback"]
+    models_config = (out / "serving" / "models.config").read_text()
+    assert f"versions: {first['version']}" in models_config
+    listing = _imagepipe("versions", "--output", out).stdout
+    rows = {line.split()[0]: line for line in listing.splitlines()[2:]}
+    assert "served" in rows[str(first["version"])]
+    assert "rolled back" in rows[str(second["version"])]
+    # The run after the rollback: its baseline is the model of version 1.
+    pushed_from = json.loads((out / "serving" / "imagepipe" / str(first["version"]) /
+                              "assets.extra" / "imagepipe_push.json").read_text())
+    assert _inputs(out, "Evaluator")["baseline_model"] == pushed_from["source_uri"]
+    # And the Trainer started from it: the rolled-back version 2 is no starting point.
+    summary = history["runs"][3][0]
+    assert summary["warm_start"]["from"] == pushed_from["source_uri"]
