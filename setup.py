@@ -30,5 +30,7 @@ setup(
         "numpy<2",
         "pyyaml",
     ],
+    # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
+    extras_require={"mlflow": ["mlflow>=2.22,<2.23"]},
     entry_points={"console_scripts": ["imagepipe=pipeline.cli:main"]},
 )

@@ -47,6 +47,9 @@ def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_cluster(config)
     _check_data(config.data)
     _check_output(config.output)
+    if config.mlflow_uri:
+        from pipeline.report.tracking import check_server
+        check_server(config.mlflow_uri)
     from pipeline.local import state
     with _output_lock(config):
         state.prepare(config.state_path)  # under the lock: no other run is using it

@@ -95,6 +95,10 @@ class PipelineConfig:
     warm_start: str = _field("on", "Start training from the last blessed model's weights "
                              "when its classes and input shape allow, with fewer epochs "
                              "(the plan says how many, and why).", choices=("on", "off"))
+    mlflow_uri: Optional[str] = _field(None, "Also log each run to this MLflow tracking "
+                                       "server: settings, metrics, spans, verdicts and the "
+                                       "pushed version (needs the mlflow extra). Example: "
+                                       "--mlflow-uri http://127.0.0.1:5000")
     allow_drift: bool = _field(False, "Push even when the newest span drifted from the one "
                                "before it (see the --drift-* thresholds).")
     # The newest span against the one before (components/drift.py, docs/continuous.md).

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from pipeline.config import PipelineConfig
+from tests.mlflow_server import mlflow_server
 from pipeline.report.metadata import latest_run, open_store
 
 pytestmark = pytest.mark.slow
@@ -36,10 +37,10 @@ def _span(target, take: slice, invert=False) -> None:
             Image.fromarray(255 - pixels if invert else pixels).save(target / label / name)
 
 
-def _run(spans, out):
+def _run(spans, out, *extra):
     result = _imagepipe("run", "--data", spans / "span-{SPAN}", "--output", out,
                         "--epochs", 4, "--early-stopping-patience", 0, "--quantize", "none",
-                        "--accuracy-threshold", 0.5, "--baseline-tolerance", 0.3)
+                        "--accuracy-threshold", 0.5, "--baseline-tolerance", 0.3, *extra)
     return json.loads((out / "summary.json").read_text()), result.stdout
 
 
@@ -62,13 +63,27 @@ def history(tmp_path_factory):
     _span(spans / "span-1", slice(0, 50))
     runs = [_run(spans, out)]
     _span(spans / "span-2", slice(50, None))
-    runs.append(_run(spans, out))
+    (root / "mlflow").mkdir()
+    with mlflow_server(root / "mlflow") as uri:  # run 2 is also logged to MLflow
+        runs.append(_run(spans, out, "--mlflow-uri", uri))
+        tracked = _tracked(uri)
     _span(spans / "span-3", slice(0, 30), invert=True)
     runs.append(_run(spans, out))
     first = runs[0][0]["pushed"]["version"]
     rollback = _imagepipe("rollback", "--output", out, "--to", first).stdout
     runs.append(_run(spans, out))
-    return {"runs": runs, "out": out, "rollback": rollback}
+    return {"runs": runs, "out": out, "rollback": rollback, "mlflow": tracked}
+
+
+def _tracked(uri: str) -> dict:
+    """The one MLflow run of the pipeline's experiment: params, metrics, tags, artifacts."""
+    import mlflow
+    mlflow.set_tracking_uri(uri)  # artifact listing resolves the server from it
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    [run] = client.search_runs([client.get_experiment_by_name("imagepipe").experiment_id])
+    return {"params": run.data.params, "metrics": run.data.metrics, "tags": run.data.tags,
+            "status": run.info.status,
+            "artifacts": [a.path for a in client.list_artifacts(run.info.run_id)]}
 
 
 def test_span_one_trains_from_scratch_and_is_pushed(history):
@@ -85,8 +100,8 @@ def test_span_two_is_ingested_alone_warm_started_blessed_and_pushed(history):
     assert summary["spans"] == {"trained": [1, 2], "evaluated": 2, "ingested": [2],
                                 "reused": [1]}
     warm = summary["warm_start"]
-    assert warm["from"] and warm["epochs"] == 2 and warm["planned_epochs"] == 4
-    assert summary["training"]["epochs_run"] == 2
+    assert warm["from"] and warm["epochs"] == 1 and warm["planned_epochs"] == 4
+    assert summary["training"]["epochs_run"] == 1
     assert summary["drift"]["verdict"] == "ok", summary["drift"]
     assert summary["eval"]["blessed"] and summary["eval"]["baseline_accuracy"] is not None
     assert summary["pushed"]["version"] > first["pushed"]["version"]
@@ -121,3 +136,17 @@ def test_rollback_serves_version_one_and_the_next_run_compares_against_it(histor
     # And the Trainer started from it: the rolled-back version 2 is no starting point.
     summary = history["runs"][3][0]
     assert summary["warm_start"]["from"] == pushed_from["source_uri"]
+
+
+def test_the_run_is_logged_to_mlflow_with_its_spans_verdicts_and_push(history):
+    summary, stdout = history["runs"][1]
+    tracked = history["mlflow"]
+    assert tracked["status"] == "FINISHED" and "mlflow    run " in stdout
+    assert tracked["params"]["train_spans"] == "0"
+    assert tracked["params"]["data"].endswith("span-{SPAN}")
+    assert tracked["metrics"]["accuracy"] == pytest.approx(summary["eval"]["accuracy"])
+    tags = tracked["tags"]
+    assert tags["imagepipe.spans_trained"] == "1,2" and tags["imagepipe.drift"] == "ok"
+    assert tags["imagepipe.warm_start_from"] == summary["warm_start"]["from"]
+    assert tags["imagepipe.pushed_uri"] == summary["pushed"]["serving"]
+    assert tracked["artifacts"] == ["summary.json"]

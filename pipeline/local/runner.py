@@ -51,7 +51,22 @@ def run(config: PipelineConfig) -> dict:
     summary.write_summary(config, result)
     print(format_summary(result))
     _report(config)
+    _track(config, result)
     return result
+
+
+def _track(config: PipelineConfig, result: dict) -> None:
+    """--mlflow-uri: the run to MLflow; like the report, a failure here is a warning."""
+    if not config.mlflow_uri:
+        return
+    from pipeline.report.tracking import log_run
+    try:
+        print(f"mlflow    run {log_run(config, result)} at {config.mlflow_uri}")
+    except Exception as e:  # noqa: BLE001  (the pipeline's result stands; say what failed)
+        if config.verbose:
+            traceback.print_exc()
+        print(f"warning   the run could not be logged to MLflow: {type(e).__name__}: {e}",
+              file=sys.stderr)
 
 
 def _report(config: PipelineConfig) -> None:

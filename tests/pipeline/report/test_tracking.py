@@ -1,0 +1,48 @@
+"""--mlflow-uri: what a run sends to MLflow, and a server that does not answer (exit 2)."""
+import socket
+
+import pytest
+
+from pipeline.config import PipelineConfig
+from pipeline.errors import UsageError
+from pipeline.report import tracking
+
+SUMMARY = {
+    "eval": {"accuracy": 0.93, "baseline_accuracy": None, "blessed": True,
+             "reason": "accuracy >= threshold 0.9", "per_class": {"cat": 0.9, "hot dog!": None}},
+    "training": {"examples_per_s": 812.5, "epochs_run": 4},
+    "timings_s": {"total": 31.2},
+    "spans": {"trained": [1, 2], "evaluated": 2, "ingested": [2], "reused": [1]},
+    "warm_start": {"from": "/out/tfx/Trainer/model/7", "reason": "same network"},
+    "drift": {"verdict": "ok", "drifted": []},
+    "pushed": {"serving": "/out/serving/imagepipe/17", "version": 17, "blocked": None},
+}
+
+
+def test_metrics_leave_out_what_is_missing_and_clean_class_names():
+    assert tracking.metrics(SUMMARY) == {"accuracy": 0.93, "examples_per_s": 812.5,
+                                         "epochs_run": 4.0, "seconds_total": 31.2,
+                                         "accuracy_class_cat": 0.9}
+
+
+def test_tags_hold_the_runs_decisions():
+    tags = tracking.tags(SUMMARY)
+    assert tags["imagepipe.spans_trained"] == "1,2" and tags["imagepipe.span_evaluated"] == "2"
+    assert tags["imagepipe.warm_start_from"] == "/out/tfx/Trainer/model/7"
+    assert tags["imagepipe.pushed_version"] == "17" and "imagepipe.blocked" not in tags
+    assert "imagepipe.drifted" not in tags  # nothing drifted: no empty tag
+
+
+def test_params_are_every_setting_as_text():
+    params = tracking.params(PipelineConfig(train_spans=3))
+    assert params["train_spans"] == "3" and params["image_size"] == ""
+    assert set(params) >= {"data", "output", "warm_start", "allow_drift"}
+
+
+def test_a_server_that_does_not_answer_is_refused_naming_the_flag():
+    pytest.importorskip("mlflow", reason="the mlflow extra is not installed")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(UsageError, match=f"--mlflow-uri http://127.0.0.1:{port}: the MLflow"):
+        tracking.check_server(f"http://127.0.0.1:{port}")
