@@ -57,10 +57,12 @@ def _veto_drift(blessing, input_dict, exec_properties) -> None:
     report = read_ingest_report(uri) if uri and files.exists(
         os.path.join(uri, INGEST_REPORT_FILE)) else {}
     blocked, _ = drift_gate(report, bool(exec_properties.get(ALLOW_DRIFT_KEY)))
-    if blocked is None or blessing.get_int_custom_property(BLESSED_KEY) != 1:
+    if blocked is None:
+        return
+    blessing.set_string_custom_property(VETOED_PROPERTY, blocked)  # blessed by TFMA or not
+    if blessing.get_int_custom_property(BLESSED_KEY) != 1:
         return
     blessing.set_int_custom_property(BLESSED_KEY, 0)
-    blessing.set_string_custom_property(VETOED_PROPERTY, blocked)
     fileio.remove(os.path.join(blessing.uri, BLESSED_FILE))
     with fileio.open(os.path.join(blessing.uri, NOT_BLESSED_FILE), "w") as f:
         f.write("")

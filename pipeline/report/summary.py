@@ -36,8 +36,10 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) 
             "confusion_matrix": (confusion_matrix(uri, len(classes))
                                  if len(classes) <= MATRIX_MAX_CLASSES else None),
             "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
-            "reason": (prop(produced["ModelBlessing"], VETOED_PROPERTY)
-                       or blessing_reason(tfma.load_validation_result(uri), config, baseline))}
+            "reason": "; ".join(filter(None, [
+                blessing_reason(tfma.load_validation_result(uri), config, baseline),
+                prop(produced["ModelBlessing"], VETOED_PROPERTY)])),
+            "vetoed": prop(produced["ModelBlessing"], VETOED_PROPERTY) or None}
 
 
 def _pushed_section(store, pusher, evaluation: dict) -> dict:
@@ -46,7 +48,7 @@ def _pushed_section(store, pusher, evaluation: dict) -> dict:
     check = prop(pushed, "serving_check") if pushed is not None else None
     check = json.loads(check) if check else None
     if pushed is None or prop(pushed, "pushed") != 1:
-        vetoed = evaluation["reason"] if "--allow-drift" in evaluation["reason"] else None
+        vetoed = evaluation.get("vetoed")
         return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
                 "serving_check": check,
                 "blocked": (prop(pushed, "blocked") if pushed is not None else None) or vetoed}
