@@ -50,6 +50,9 @@ COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, SCHEMA_GEN_ID, EXAMPLE_VALID
                  TRANSFORM_ID, WARM_START_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID,
                  PUSHER_ID)
 
+# --- ImageExampleGen's span store: <pipeline root>/<EXAMPLE_GEN_ID>/<SPAN_STORE_DIR> ---
+SPAN_STORE_DIR = "spans"
+
 # --- Files beside the example splits (written by ImageExampleGen) ---
 LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
 INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files

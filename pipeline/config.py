@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 from typing import List, Optional, Type, TypeVar
 
-from components.contract import IMAGE_KEY, LABEL_KEY
+from components.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
 from components.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
 from components.image_pusher.settings import QUANTIZATIONS, PushSettings
@@ -288,7 +288,8 @@ class PipelineConfig:
 
     def ingest_options(self) -> IngestOptions:
         """The reader settings, for ImageExampleGen and `imagepipe ingest`."""
-        return self.settings_for(IngestOptions)
+        return self.settings_for(IngestOptions, span_store=os.path.join(
+            self.pipeline_root, EXAMPLE_GEN_ID, SPAN_STORE_DIR))
 
     def push_settings(self) -> PushSettings:
         """What the Pusher is told: the TFLite flags and the serving check's settings."""

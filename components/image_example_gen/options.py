@@ -33,6 +33,10 @@ class IngestOptions:
     drift_brightness: float
     drift_size: float
     drift_grayscale: float
+    # Where each span's examples are kept between runs (span_store.py): a folder under
+    # the pipeline root, the same for every run. KFP gives each run's artifacts their
+    # own folder, so it cannot be derived from the artifact's URI there.
+    span_store: str
 
     def __post_init__(self):
         problems = option_problems(self.format, self.eval_percent, self.max_pixels,

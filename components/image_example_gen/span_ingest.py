@@ -72,7 +72,7 @@ def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
     all_spans = spans.list_spans(pattern)
     window = spans.select(all_spans, options.train_spans)
     newest = window[-1]
-    store = span_store.store_root(examples_uri)
+    store = options.span_store
     entries, classes = _entries(window, options, store, fingerprint)
     missing = {s: e for s, e in entries.items() if not span_store.is_complete(e[0])}
     logging.info("spans %s: reusing %s, ingesting %s", [s.number for s in window],

@@ -25,13 +25,7 @@ from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
 from components.storage import files
 
-STORE_DIR = "spans"  # beside the component's output folders: <root>/<component id>/spans/
 COMPLETE_FILE = "_COMPLETE"
-
-
-def store_root(examples_uri: str) -> str:
-    """<pipeline root>/<component id>/spans, from <...>/<component id>/examples/<execution>."""
-    return os.path.join(os.path.dirname(os.path.dirname(str(examples_uri))), STORE_DIR)
 
 
 def class_union(listings: List[Listing]) -> Optional[List[str]]:

@@ -28,7 +28,7 @@ def _span(mnist_subset, target, classes, invert=False, take=slice(0, 10)):
 
 def _run(pattern, out, execution, **options):
     component = ImageExampleGen(input_base=pattern, options=PipelineConfig(
-        eval_percent=30, **options).ingest_options())
+        eval_percent=30, output=str(out.parent), **options).ingest_options())
     examples = standard_artifacts.Examples()
     examples.uri = str(out / "ImageExampleGen" / "examples" / str(execution))
     props = dict(component.exec_properties)

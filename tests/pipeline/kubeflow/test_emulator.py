@@ -1,13 +1,15 @@
 """kubeflow/run_local.py runs the compiled Kubeflow package as the open-source KFP v2 backend does.
 
-The end-to-end test compiles the package for 100 digits and 3 training steps,
-runs all 9 steps with input artifact types emptied (as the backend passes
-them), then runs it again on the same root: the second run's baseline is the
-first run's pushed model. A package compiled with --workers runs its Trainer
+The end-to-end test compiles the package for a span pattern of 100 digits and
+3 training steps, runs all 9 steps with input artifact types emptied (as the
+backend passes them), then, with a second span, runs it again on the same
+root: the second run ingests only the new span, and its baseline is the first
+run's pushed model. A package compiled with --workers runs its Trainer
 as a TFJob, whose replicas run here as local processes.
 """
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -40,9 +42,11 @@ def _succeeded(result: subprocess.CompletedProcess) -> pathlib.Path:
 
 @pytest.mark.slow
 def test_two_runs_with_emptied_types_push_and_then_compare(tmp_path, mnist_subset):
-    output = tmp_path / "root"
-    config = PipelineConfig(data=str(mnist_subset), output=str(output), train_steps=3,
-                            accuracy_threshold=0.0, quantize="none")
+    """Also spans: the second run finds span 2 new and span 1 in the span store."""
+    output, spans = tmp_path / "root", tmp_path / "spans"
+    shutil.copytree(mnist_subset, spans / "span-1")
+    config = PipelineConfig(data=str(spans / "span-{SPAN}"), output=str(output),
+                            train_steps=3, accuracy_threshold=0.0, quantize="none")
     spec = compile_pipeline(config, "kubeflow", "example.com/imagepipe:test",
                             str(tmp_path / "spec.yaml"))
     first = _succeeded(_run_local(spec))  # the root: the spec's defaultPipelineRoot
@@ -52,7 +56,12 @@ def test_two_runs_with_emptied_types_push_and_then_compare(tmp_path, mnist_subse
     assert (version / "saved_model.pb").is_file()
     assert (output / "tflite" / "imagepipe" / version.name / "model.tflite").is_file()
 
+    shutil.copytree(mnist_subset, spans / "span-2")
     second = _succeeded(_run_local(spec, "--pipeline-root", output / "tfx"))
+    examples = _outputs(second, "ImageExampleGen")["examples"]
+    assert (examples["metadata"]["span"], examples["metadata"]["spans"]) == (2, "1,2")
+    report = json.loads((pathlib.Path(examples["uri"]) / "ingest_report.json").read_text())
+    assert [(s["span"], s["reused"]) for s in report["spans"]] == [(1, True), (2, False)]
     baseline = _outputs(second, "pushed_baseline")["model"]
     assert baseline["metadata"]["no_baseline"] == 0
     assert baseline["metadata"]["pushed_version"] == version.name
