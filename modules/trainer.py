@@ -352,11 +352,12 @@ def _image_shape(tft_output) -> list:
 def _warm_start_decision(fn_args: FnArgs, params: TrainerParams, description: dict,
                          schedule: Schedule):
     """Whether to start from the base model (the last blessed one), and the schedule:
-    `warm_start_share` of its epochs when warm."""
+    `warm_start_share` of its epochs when warm, unless --train-steps asked for an exact
+    step count."""
     if not params.warm_start:
         return warm_start.Decision(None, False, "--warm-start off"), schedule
     decision = warm_start.decide(fn_args.base_model, description)
-    if decision.warm:
+    if decision.warm and not params.train_steps:
         epochs = max(1, math.ceil(schedule.epochs * params.warm_start_share))
         schedule = dataclasses.replace(schedule, epochs=epochs)
     return decision, schedule

@@ -240,10 +240,11 @@ def _warm_start_lines(plan: Plan) -> List[str]:
     """What warm start will do; whether it can, the Trainer decides and says."""
     if plan.config.warm_start != "on":
         return ["          warm start: off (--warm-start off): every run trains from scratch"]
-    return [f"          warm start: from the last blessed model trained on earlier data, when "
-            f"its network and input shape match (new classes: a new head), for "
-            f"{rules.WARM_START_EPOCH_SHARE:.0%} of the epochs: it starts where that model "
-            "ended"]
+    length = (f"the {plan.config.train_steps} steps asked for" if plan.config.train_steps
+              else f"{rules.WARM_START_EPOCH_SHARE:.1%} of the epochs: it starts where that "
+                   "model ended")
+    return ["          warm start: from the last blessed model trained on earlier data, when "
+            f"its network and input shape match (new classes: a new head), for {length}"]
 
 
 def _worker_lines(plan: Plan) -> List[str]:
