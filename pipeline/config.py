@@ -5,6 +5,7 @@ default or a help text is written exactly once, here.
 """
 import dataclasses
 import hashlib
+import math
 import os
 import re
 import shlex
@@ -226,8 +227,8 @@ class PipelineConfig:
         problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels,
                                     self.train_spans)
-        problems += [(name, "must be >= 0") for name in DRIFT_THRESHOLDS
-                     if getattr(self, name) < 0]
+        problems += [(name, "must be a finite number >= 0") for name in DRIFT_THRESHOLDS
+                     if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0]
         if problems:
             name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")

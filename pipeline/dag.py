@@ -158,7 +158,10 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         disable_statistics=True,
         splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
         custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
-    base = _warm_start(example_gen) if baseline_kind == "mlmd" else None
+    # Only with warm start on: the base model is a Trainer input, and a change of it
+    # (a new blessing, a rollback) would retrain on unchanged data.
+    base = (_warm_start(example_gen)
+            if baseline_kind == "mlmd" and config.warm_start == "on" else None)
     trainer = _trainer(plan, example_gen, transform, schema_gen, base)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(

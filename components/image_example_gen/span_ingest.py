@@ -23,7 +23,8 @@ from components.storage import files
 def _entries(window: List[Span], options: IngestOptions, store: str, fingerprint):
     """(entry folder, relabelled listing) per span, and the window's class list."""
     listings = {span: list_dataset(span.root, options) for span in window}
-    classes = span_store.class_union(list(listings.values()))
+    classes = span_store.lasting_classes(
+        store, span_store.class_union(list(listings.values())))
     entries = {}
     for span, listing in listings.items():
         key = span_store.entry_key(span, fingerprint(span.root), options, classes,
@@ -80,6 +81,7 @@ def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
     if missing:
         _ingest_missing(missing, options, make_pipeline, processes)
     folders = {span: entry for span, (entry, _) in entries.items()}
+    span_store.record_classes(store, classes)
     span_store.link_splits(folders, newest, split_dirs)
     reports = {span: span_store.span_report(entry) for span, entry in folders.items()}
     report = span_store.combined_report(reports, newest, classes or _ids(reports),
@@ -90,8 +92,15 @@ def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
 
 
 def _ids(reports: Dict[Span, dict]) -> List[str]:
-    """TFRecord spans: the longest class list read (ids are the records' own)."""
-    return max((r["classes"] for r in reports.values()), key=len)
+    """TFRecord spans: the longest class list read (ids are the records' own, so every
+    span's list must be a beginning of it)."""
+    longest = max((r["classes"] for r in reports.values()), key=len)
+    for span, report in reports.items():
+        if report["classes"] != longest[:len(report["classes"])]:
+            raise ValueError(
+                f"{span.name} ({span.root}) numbers its classes {report['classes']}, another "
+                f"span {longest}: TFRecord spans must use the same label ids")
+    return longest
 
 
 def window_names(report: dict) -> Optional[str]:

@@ -9,9 +9,11 @@ marker is written last; an entry without it is a killed ingestion's, and is
 ingested again. So a re-run never re-encodes a span it has, and never reuses
 one whose files changed.
 
-Class ids across spans: a class keeps the id it had in the oldest span of the
-window, and a class new in a later span is appended. Spans whose classes are
-unchanged therefore keep their entries when a class arrives.
+Class ids across spans: the store keeps every class name it has seen, in id
+order (CLASSES_FILE), and only ever appends to it. A class keeps its id for
+good, whichever spans the window holds, so a model blessed on an earlier
+window is scored on the same ids, and entries stay valid when a class
+arrives or the window slides.
 """
 import dataclasses
 import hashlib
@@ -26,6 +28,26 @@ from components.image_example_gen.spans import Span
 from components.storage import files
 
 COMPLETE_FILE = "_COMPLETE"
+CLASSES_FILE = "classes.json"  # every class name seen, in id order; append-only
+
+
+def known_classes(store: str) -> List[str]:
+    path = os.path.join(store, CLASSES_FILE)
+    return json.loads(files.read_text(path)) if files.exists(path) else []
+
+
+def lasting_classes(store: str, window: Optional[List[str]]) -> Optional[List[str]]:
+    """The store's classes, then the window's new ones: ids that never change."""
+    if window is None:
+        return None
+    known = known_classes(store)
+    return known + [name for name in window if name not in known]
+
+
+def record_classes(store: str, classes: Optional[List[str]]) -> None:
+    """Remembers `classes` (lasting_classes' answer) once its spans are ingested."""
+    if classes is not None and classes != known_classes(store):
+        files.write_text(os.path.join(store, CLASSES_FILE), json.dumps(classes))
 
 
 def class_union(listings: List[Listing]) -> Optional[List[str]]:

@@ -18,8 +18,8 @@ from components.image_pusher.serving_check import ServingCheck
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.tflite_push import discard, publish_tflite, stage_tflite
 from components.image_pusher.tflite_push import push_tflite
-from components.versions import (next_version, point_tflite, publish, pushed_version_of,
-                                 serving_state, unpin_for)
+from components.versions import (next_version, point_tflite, provenance, publish,
+                                 pushed_version_of, serving_state, unpin_for)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +57,9 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
     version = pushed_version_of(base, model_uri)  # an interrupted earlier push
     if version is not None:
         return _again(model_path, base, examples_uri, tflite, version)
+    stale = _rolled_back_window(base, record.get("spans") or [])
+    if stale:
+        return PushOutcome(False, None, None, None, None, stale)
     version = next_version(base)
     server = ServingCheck()
     staged, workdir = None, tempfile.mkdtemp(prefix="imagepipe-push-")
@@ -85,6 +88,24 @@ def push(model_path: str, model_uri: str, base: str, examples_uri: Optional[str]
         if staged:
             discard(staged)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _rolled_back_window(base: str, spans: list) -> Optional[str]:
+    """Why a model trained on no newer span than a rolled-back version's is not pushed.
+
+    A rollback says the models of those spans misbehaved; retrained on the same
+    spans (its warm start changed with the rollback), a new model would lift the
+    pin without new data. Data without spans cannot be compared, and pushes.
+    """
+    if not spans:
+        return None
+    for version in sorted(serving_state(base).rolled_back):
+        record = provenance(os.path.join(base, str(version))) or {}
+        if record.get("spans") and max(spans) <= max(record["spans"]):
+            return (f"not pushed: trained on spans up to {max(spans)}, and version {version}, "
+                    f"trained on spans up to {max(record['spans'])}, was rolled back; a "
+                    "new span is pushed")
+    return None
 
 
 def _serve(base: str, version: int) -> None:

@@ -236,8 +236,9 @@ def _always_ingest(text: str, target: str) -> str:
     KFP keys its cache on a step's inputs and parameters, and the pattern
     is the same string whether or not a span arrived: the step would be a
     cache hit and never see a new span. Run, it lists the spans and ingests
-    only those its span store lacks, so an unchanged window costs a listing.
-    The other steps keep their cache: their inputs change only with the data.
+    only those its span store lacks. KFP keys the later steps' cache on their
+    input artifacts' ids, which are new each run, so they run again too
+    (docs/continuous.md says so).
     """
     document = yaml.safe_load(text) if target == "kubeflow" else json.loads(text)
     spec = document if target == "kubeflow" else document["pipelineSpec"]

@@ -54,6 +54,8 @@ def continuous_lines(summary: dict) -> List[str]:
     elif drift and drift.get("previous_span") is not None and drift["verdict"] == "ok":
         lines.append(f"drift     none: span {drift['span']} against span "
                      f"{drift['previous_span']}")
+    elif drift and drift.get("previous_span") is not None:
+        lines.append(f"drift     not compared: {drift['reason']}")
     blocked = summary["pushed"].get("blocked")
     if blocked:
         lines.append(f"blocked   {blocked}")

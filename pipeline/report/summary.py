@@ -5,6 +5,7 @@ their files), never from what the runner believes it asked for: a cached
 component reports the artifacts it reused, and a failed one is found by state.
 """
 import json
+import os
 from typing import List, Optional
 
 import tensorflow_model_analysis as tfma
@@ -12,6 +13,7 @@ import tensorflow_model_analysis as tfma
 from components import contract as ids
 from components.contract import VETOED_PROPERTY, read_ingest_report
 from components.storage import files
+from components.versions import serving_state
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
 from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
@@ -53,10 +55,15 @@ def _pushed_section(store, pusher, evaluation: dict) -> dict:
                 "serving_check": check,
                 "blocked": (prop(pushed, "blocked") if pushed is not None else None) or vetoed}
     gate = prop(pushed, "tflite_parity")
-    return {"serving": prop(pushed, "pushed_destination"),
-            "tflite": prop(pushed, "tflite_destination") or None,
-            "version": int(prop(pushed, "pushed_version")),
-            "tflite_gate": json.loads(gate) if gate else None, "serving_check": check}
+    serving, version = prop(pushed, "pushed_destination"), int(prop(pushed, "pushed_version"))
+    if version in serving_state(os.path.dirname(serving)).rolled_back:
+        # A cached Pusher's version that a rollback has since taken out of service.
+        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
+                "serving_check": check, "blocked": f"version {version}, which this run's "
+                "cached Pusher reports, was rolled back (imagepipe rollback)"}
+    return {"serving": serving, "tflite": prop(pushed, "tflite_destination") or None,
+            "version": version, "tflite_gate": json.loads(gate) if gate else None,
+            "serving_check": check, "blocked": None}
 
 
 def _data_section(store, config: PipelineConfig, example_gen) -> dict:

@@ -37,3 +37,11 @@ def test_training_values_are_checked_at_construction_too():
 def test_beam_args_split_like_a_shell():
     config = PipelineConfig(beam_args="--runner=DataflowRunner --labels='a b'")
     assert config.beam_pipeline_args == ["--runner=DataflowRunner", "--labels=a b"]
+
+
+@pytest.mark.parametrize("value", [-0.1, float("inf"), float("nan")])
+def test_drift_thresholds_must_be_finite_and_not_negative(value):
+    with pytest.raises(ConfigError, match="--drift-size must be a finite number >= 0"):
+        PipelineConfig(drift_size=value)
+    with pytest.raises(ConfigError, match="--train-spans must be >= 0"):
+        PipelineConfig(train_spans=-1)

@@ -94,3 +94,28 @@ def test_the_fingerprint_changes_with_a_new_span_and_only_then(tmp_path, mnist_s
     after = input_fingerprint(pattern, 0)
     assert after[0] != before[0] and after[1] == 2
     assert input_fingerprint(pattern, 1)[0] != after[0]
+
+
+def test_class_ids_last_when_the_window_slides(tmp_path, mnist_subset):
+    spans, out = tmp_path / "spans", tmp_path / "tfx"
+    _span(mnist_subset, spans / "s1", ["1", "2"])
+    _span(mnist_subset, spans / "s2", ["0", "1", "2"])
+    _, first = _run(str(spans / "s{SPAN}"), out, 1, train_spans=2)
+    assert first["classes"] == ["1", "2", "0"]  # span 1's, then the new one
+    _span(mnist_subset, spans / "s3", ["0", "1", "2"])
+    _, slid = _run(str(spans / "s{SPAN}"), out, 2, train_spans=2)
+    # Without span 1 the window alone would number them 0, 1, 2.
+    assert slid["classes"] == ["1", "2", "0"]
+    assert [(s["span"], s["reused"]) for s in slid["spans"]] == [(2, True), (3, False)]
+
+
+def test_tfrecord_spans_must_number_their_classes_alike():
+    from components.image_example_gen.span_ingest import _ids
+    from components.image_example_gen.spans import Span
+    agree = {Span(1, None, "a"): {"classes": ["cat"]},
+             Span(2, None, "b"): {"classes": ["cat", "dog"]}}
+    assert _ids(agree) == ["cat", "dog"]
+    clash = {Span(1, None, "a"): {"classes": ["cat", "dog"]},
+             Span(2, None, "b"): {"classes": ["dog", "cat"]}}
+    with pytest.raises(ValueError, match="same label ids"):
+        _ids(clash)

@@ -53,3 +53,21 @@ def test_the_record_holds_spans_accuracy_and_an_override(tmp_path):
     assert push_record("1", report, None, "pushed despite ...")["drift_overridden"] == \
         "pushed despite ..."
     assert ingest_report_of(str(tmp_path / "nothing")) == {} and ingest_report_of(None) == {}
+
+
+def test_a_window_no_newer_than_a_rolled_back_versions_is_not_pushed(tmp_path):
+    from components.image_pusher.push import _rolled_back_window
+    from components.versions import ServingState, publish, write_serving_state
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "saved_model.pb").write_bytes(b"graph")
+    base = str(tmp_path / "serving" / "imagepipe")
+    for version, spans in ((1, [1]), (2, [1, 2])):
+        publish(str(model), base, version, source_uri=f"uri://{version}",
+                record={"spans": spans, "accuracy": 0.9})
+    assert _rolled_back_window(base, [1, 2]) is None  # nothing rolled back yet
+    write_serving_state(base, ServingState(1, (2,)))
+    blocked = _rolled_back_window(base, [2])  # the same window, retrained from version 1
+    assert "version 2" in blocked and "spans up to 2" in blocked
+    assert _rolled_back_window(base, [2, 3]) is None  # a new span pushes
+    assert _rolled_back_window(base, []) is None  # data without spans cannot be compared
