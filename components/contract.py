@@ -46,8 +46,10 @@ WARM_START_ID = "warm_start_model_resolver"  # the Trainer's base model (local r
 PUSHED_BASELINE_ID = "pushed_baseline"  # not a resolver, so not named like one (open-source KFP)
 EVALUATOR_ID = "Evaluator"
 PUSHER_ID = "Pusher"
-COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, SCHEMA_GEN_ID, EXAMPLE_VALIDATOR_ID,
-                 TRANSFORM_ID, WARM_START_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID,
+# In the order a local run executes them: TFX runs the DAG layer by layer, and the
+# warm-start resolver needs only ImageExampleGen's output.
+COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, WARM_START_ID, SCHEMA_GEN_ID,
+                 EXAMPLE_VALIDATOR_ID, TRANSFORM_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID,
                  PUSHER_ID)
 
 # --- ImageExampleGen's span store: <pipeline root>/<EXAMPLE_GEN_ID>/<SPAN_STORE_DIR> ---

@@ -174,8 +174,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
         examples=example_gen.outputs["examples"], settings=config.push_settings(),
     ).with_id(ids.PUSHER_ID)
-    return [example_gen, statistics_gen, schema_gen, example_validator, transform,
-            *([base] if base is not None else []), trainer, baseline, evaluator, pusher]
+    return [example_gen, statistics_gen, *([base] if base is not None else []), schema_gen,
+            example_validator, transform, trainer, baseline, evaluator, pusher]
 
 
 def create_pipeline(plan: Plan, beam_pipeline_args: List[str],

@@ -48,8 +48,11 @@ def _assert_only_complete_versions(out):
         base = out / kind / "imagepipe"
         if not base.exists():
             continue
-        visible = [p for p in base.iterdir() if not p.name.startswith(".")]
+        visible = [p for p in base.iterdir() if not p.name.startswith(".")
+                   and p.name != "CURRENT"]  # the TFLite pointer: a file naming a version
         assert all(p.name.isdigit() for p in visible), visible
+        if (base / "CURRENT").exists():
+            assert (base / (base / "CURRENT").read_text().strip()).is_dir()
         for version in visible:
             if kind == "serving":
                 assert tf.saved_model.load(str(version)).signatures["serving_default"]
