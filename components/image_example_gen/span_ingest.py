@@ -16,7 +16,7 @@ from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.spans import Span
-from components.contract import SPLITS
+from components.contract import SPLITS, read_ingest_report
 from components.storage import files
 
 
@@ -62,7 +62,7 @@ def _drift(all_spans: List[Span], newest: Span, newest_report: dict, store: str,
                 "previous_span": before.number if before else None, "drifted": []}
     thresholds = drift.DriftThresholds(options.drift_label, options.drift_brightness,
                                        options.drift_size, options.drift_grayscale)
-    return drift.compare_spans(span_store.span_report(entry), newest_report, thresholds,
+    return drift.compare_spans(read_ingest_report(entry), newest_report, thresholds,
                                before.number, newest.number)
 
 
@@ -83,7 +83,7 @@ def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
     folders = {span: entry for span, (entry, _) in entries.items()}
     span_store.record_classes(store, classes)
     span_store.link_splits(folders, newest, split_dirs)
-    reports = {span: span_store.span_report(entry) for span, entry in folders.items()}
+    reports = {span: read_ingest_report(entry) for span, entry in folders.items()}
     report = span_store.combined_report(reports, newest, classes or _ids(reports),
                                         {s: s not in missing for s in window})
     report["drift"] = _drift(all_spans, newest, reports[newest], store, options)

@@ -21,7 +21,7 @@ import json
 import os
 from typing import Dict, List, Optional
 
-from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS, read_ingest_report
+from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
@@ -147,10 +147,6 @@ def _link(source: str, target: str) -> None:
             pass
     import tensorflow as tf  # only when copying: the executor has it loaded anyway
     tf.io.gfile.copy(source, target, overwrite=True)
-
-
-def span_report(entry: str) -> dict:
-    return read_ingest_report(entry)
 
 
 def combined_report(reports: Dict[Span, dict], newest: Span, classes: List[str],

@@ -36,10 +36,10 @@ def _mlflow():
 def check_server(uri: str) -> None:
     """Before the run: the server answers (exit 2 naming the flag if not)."""
     mlflow = _mlflow()
-    saved = {k: os.environ.get(k) for k in ("MLFLOW_HTTP_REQUEST_TIMEOUT",
-                                            "MLFLOW_HTTP_REQUEST_MAX_RETRIES")}
-    os.environ.update(MLFLOW_HTTP_REQUEST_TIMEOUT=CHECK_TIMEOUT_S,
-                      MLFLOW_HTTP_REQUEST_MAX_RETRIES=CHECK_RETRIES)
+    limits = {"MLFLOW_HTTP_REQUEST_TIMEOUT": CHECK_TIMEOUT_S,
+              "MLFLOW_HTTP_REQUEST_MAX_RETRIES": CHECK_RETRIES}
+    saved = {k: os.environ.get(k) for k in limits}
+    os.environ.update(limits)
     try:
         mlflow.MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     except Exception as e:  # noqa: BLE001  (connection, HTTP and MLflow errors alike)
@@ -48,7 +48,10 @@ def check_server(uri: str) -> None:
                          f"{first[:300]}") from None
     finally:
         for key, value in saved.items():
-            os.environ.pop(key, None) if value is None else os.environ.update({key: value})
+            if value is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = value
 
 
 def params(config: PipelineConfig) -> Dict[str, str]:
