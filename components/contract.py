@@ -22,6 +22,13 @@ CHANNELS_KEY = "image/channels"
 LABEL_KEY = "image/class/label"  # int64, 0-based, in labels.txt order
 CLASS_TEXT_KEY = "image/class/text"
 FILENAME_KEY = "image/filename"
+# Slices the Evaluator reports accuracy on (components/data_health/slices.py):
+# bytes features that ingestion derives from each image, and the user's group.
+SIZE_SLICE_KEY = "image/slice/size"
+COLOR_SLICE_KEY = "image/slice/color"
+ASPECT_SLICE_KEY = "image/slice/aspect"
+GROUP_KEY = "image/group"  # only with --groups
+SLICE_KEYS = (SIZE_SLICE_KEY, COLOR_SLICE_KEY, ASPECT_SLICE_KEY, GROUP_KEY)
 
 # --- Features after Transform (modules/preprocessing.py) ---
 IMAGE_XF = "image"
@@ -58,6 +65,15 @@ SPAN_STORE_DIR = "spans"
 # --- Files beside the example splits (written by ImageExampleGen) ---
 LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
 INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files
+# The ingest report's key for duplicates, conflicts, leakage and class counts.
+DATA_HEALTH_KEY = "data_health"
+# The Evaluator's audit (components/model_audit/): written in the Evaluation
+# artifact, and copied into the ModelBlessing's folder for the Pusher's model card.
+AUDIT_FILE = "audit.json"
+AUDIT_DIR = "audit"  # beside it: saliency maps and suspects' thumbnails
+# In the pushed SavedModel's assets.extra/: the model card (Model Card Toolkit schema).
+MODEL_CARD_JSON = "model_card.json"
+MODEL_CARD_HTML = "model_card.html"
 
 # --- Custom properties one stage sets and later ones read ---
 # On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).

@@ -16,6 +16,7 @@ from components.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE
 from components.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
 from components.image_pusher.settings import QUANTIZATIONS, PushSettings
+from components.image_evaluator.settings import AuditSettings
 from modules.params import MODELS, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,13 @@ def _drift(default: float, measure: str):
     """A drift threshold's field: beyond it, the push is blocked (--allow-drift)."""
     return _field(default, f"Drift threshold on {measure}; beyond it the model is not "
                            "pushed.")
+
+
+def _gate(measure: str, example: str, below: bool = False):
+    """An optional blessing gate of the audit: a model past it is not blessed."""
+    rule = "below" if below else "above"
+    return _field(None, f"Do not bless a model with {measure} {rule} this; unset, the "
+                        f"figure is only reported. Example: {example}")
 
 
 @dataclasses.dataclass
@@ -107,6 +115,23 @@ class PipelineConfig:
     drift_brightness: float = _drift(0.1, "brightness: Jensen-Shannon divergence, base 2")
     drift_size: float = _drift(1.0, "image size: |log2| of the median pixel counts' ratio")
     drift_grayscale: float = _drift(0.2, "the share of grayscale images: its change")
+    # Trust (docs/trust.md): data health at ingestion, the audit at evaluation.
+    dedupe: bool = _field(False, "Drop copies before training: of each group of exact or near "
+                          "duplicates the first path is kept, and a group whose copies carry "
+                          "different labels is dropped whole. --strict refuses data with "
+                          "copies instead.")
+    groups: Optional[str] = _field(None, "A CSV file of path,group rows (paths relative to "
+                                   "--data): each image's group is carried from ingestion, "
+                                   "and accuracy is reported per group. Example: --groups "
+                                   "groups.csv")
+    max_leakage_gain: Optional[float] = _gate("accuracy minus accuracy without the eval images "
+                                              "that have a copy in train",
+                                              "--max-leakage-gain 0.01")
+    min_robust_accuracy: Optional[float] = _gate(
+        "the mean accuracy under common corruptions", "--min-robust-accuracy 0.5",
+        below=True)
+    max_slice_gap: Optional[float] = _gate("overall accuracy minus the worst slice's",
+                                           "--max-slice-gap 0.1")
     model: Optional[str] = _field(None, "Model: cnn (the Cloud TPU MNIST example's CNN, for "
                                   "small grayscale images), photo (an inverted-residual "
                                   "network for photos), resnet (a small ResNet), or a Keras "
@@ -227,6 +252,8 @@ class PipelineConfig:
         problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels,
                                     self.train_spans)
+        problems += [(name, "must be in [0, 1]") for name in AUDIT_GATES
+                     if getattr(self, name) is not None and not 0 <= getattr(self, name) <= 1]
         problems += [(name, "must be a finite number >= 0") for name in DRIFT_THRESHOLDS
                      if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0]
         if problems:
@@ -297,11 +324,17 @@ class PipelineConfig:
         return self.settings_for(PushSettings, tflite_dir=self.tflite_dir,
                                  parity_tolerance=self.tflite_tolerance, **SERVING_CHECK)
 
+    def audit_settings(self) -> AuditSettings:
+        """The Evaluator's blessing gates beyond TFMA's thresholds."""
+        return self.settings_for(AuditSettings)
+
     def replace(self, **changes) -> "PipelineConfig":
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
 
+# The audit's blessing gates (components/image_evaluator/settings.py).
+AUDIT_GATES = ("max_leakage_gain", "min_robust_accuracy", "max_slice_gap")
 DRIFT_THRESHOLDS = ("drift_label", "drift_brightness", "drift_size", "drift_grayscale")
 
 # The fields a training plan fills when the user leaves them unset (pipeline/planning/plan.py).
@@ -328,6 +361,7 @@ EXAMPLES = {
     "warm_start": "--warm-start off", "allow_drift": "--allow-drift",
     "drift_label": "--drift-label 0.3", "drift_brightness": "--drift-brightness 0.2",
     "drift_size": "--drift-size 1.5", "drift_grayscale": "--drift-grayscale 0.5",
+    "dedupe": "--dedupe",
 }
 
 

@@ -5,7 +5,7 @@ Encoding workers import it, so it imports nothing heavy.
 import bisect
 import dataclasses
 import hashlib
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 FORMATS = ("auto", "folder", "idx", "npz", "tfrecord")
 
@@ -37,6 +37,10 @@ class IngestOptions:
     # the pipeline root, the same for every run. KFP gives each run's artifacts their
     # own folder, so it cannot be derived from the artifact's URI there.
     span_store: str
+    # Data health (components/data_health/): drop copies before training; and a
+    # CSV of path,group whose group each example carries (None: no groups).
+    dedupe: bool
+    groups: Optional[str]
 
     def __post_init__(self):
         problems = option_problems(self.format, self.eval_percent, self.max_pixels,

@@ -1,0 +1,17 @@
+"""AuditSettings: the Evaluator's blessing gates beyond TFMA's thresholds.
+
+Light (no TensorFlow): pipeline/config.py builds them from its flags, whose
+defaults live there; each gate is off when None (its figure is still
+reported in audit.json).
+"""
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditSettings:
+    """Gates on the audit's figures (components/model_audit/); None: report only."""
+
+    max_leakage_gain: Optional[float]  # accuracy minus accuracy without leaked eval images
+    min_robust_accuracy: Optional[float]  # mean accuracy under common corruptions
+    max_slice_gap: Optional[float]  # overall accuracy minus the worst slice's
