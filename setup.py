@@ -29,7 +29,12 @@ setup(
         "matplotlib>=3.8,<3.10",
         "numpy<2",
         "pyyaml",
+        "jinja2",  # the model card's HTML
+        "jsonschema",  # the model card checked against its schema
     ],
+    # Not Python, but read at run time: the model card's schema and template.
+    package_data={"components.image_pusher.model_card": ["model_card.schema.json",
+                                                         "template.html.jinja"]},
     # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
     extras_require={"mlflow": ["mlflow>=2.22,<2.23"]},
     entry_points={"console_scripts": ["imagepipe=pipeline.cli:main"]},

@@ -13,6 +13,11 @@
 # --ignore-requires-python to the whole resolve would hide real conflicts, so
 # the dependencies resolve normally under constraints.txt, and only those two
 # wheels go in with --no-deps --ignore-requires-python.
+#
+# A fourth step, after `pip check`: tflite-support's metadata writer, also with
+# --no-deps. It pins protobuf<4 for its Task Library, which imagepipe never
+# imports; the metadata writer it uses runs on the stack's protobuf 4.25. Its
+# native module links libusb-1.0, which a root install adds with apt-get.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -52,14 +57,36 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 quiet_pip() { "${PIP[@]}" "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
 rm -f "$VENV/.installed"
 
-echo "install: 1/3 dependencies, pinned by constraints.txt"
+# The TFLite metadata writer's native module needs libusb-1.0. Without it, TFLite
+# files are pushed without embedded metadata (labels.txt stays beside them).
+ensure_libusb() {
+  if ldconfig -p 2>/dev/null | grep -q 'libusb-1\.0\.so\.0'; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "install: adding libusb-1.0 (apt-get) for the TFLite metadata writer"
+    apt-get install -y -q libusb-1.0-0 >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libusb-1.0-0 >/dev/null; } \
+      || echo "install: warning: apt-get could not install libusb-1.0-0"
+  else
+    echo "install: note: libusb-1.0 is missing; TFLite files will carry no embedded metadata" \
+         "until it is installed (Debian/Ubuntu: sudo apt-get install libusb-1.0-0)"
+  fi
+}
+
+echo "install: 1/4 dependencies, pinned by constraints.txt"
 quiet_pip install -q -c constraints.txt -r requirements.txt
-echo "install: 2/3 tfx and ml-pipelines-sdk 1.16.0 (no deps, ignoring their <3.11 marker)"
+echo "install: 2/4 tfx and ml-pipelines-sdk 1.16.0 (no deps, ignoring their <3.11 marker)"
 quiet_pip install -q -c constraints.txt --no-deps --ignore-requires-python \
   tfx==1.16.0 ml-pipelines-sdk==1.16.0
-echo "install: 3/3 imagepipe itself, editable"
+echo "install: 3/4 imagepipe itself, editable"
 quiet_pip install -q -c constraints.txt --no-deps --no-build-isolation -e .
-"${PIP[@]}" check
+# Clean but for tflite-support's own pins, which a re-install finds already in place.
+if ! report=$("${PIP[@]}" check 2>&1); then
+  others=$(grep -v '^tflite-support 0\.4\.4 ' <<<"$report" || true)
+  if [ -n "$others" ]; then echo "$report" >&2; die "pip check found broken requirements"; fi
+fi
+echo "install: 4/4 tflite-support's TFLite metadata writer (no deps: see above)"
+quiet_pip install -q -c constraints.txt --no-deps tflite-support
+ensure_libusb
 
 echo "$want" > "$VENV/.installed"
 echo "install: done in $(( $(date +%s) - start ))s; $(du -sh "$VENV" | cut -f1) in $VENV"

@@ -6,4 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# The report's layout test renders it in headless Chromium (tests/pipeline/report/
+# test_report_in_browser.py skips without it). As root, e.g. in CI, Debian's package
+# is added when missing: about 20 s and 460 MB.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test: adding Chromium (apt-get) for the report's browser test"
+  apt-get install -y -q chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
+    || echo "test: warning: apt-get could not install chromium; the browser test will skip"
+fi
 exec .venv/bin/python -m pytest "$@"
