@@ -125,7 +125,7 @@ def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
     """
     import json
     from unittest import mock
-    from modules import decode_cache
+    from modules.data import decode_cache
     from google.protobuf import json_format
     from tfx.components.trainer import executor
     from tfx.proto import trainer_pb2
@@ -166,7 +166,7 @@ def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
     from tfx.components.util import tfxio_utils
     from tfx.types import standard_artifacts
     from modules.augment import Augmentation
-    from modules.decode_cache import MEMORY
+    from modules.data.decode_cache import MEMORY
     from components.contract import TRAIN, split_dir, split_size
     from modules.trainer import make_dataset
     examples = standard_artifacts.Examples()

@@ -68,6 +68,9 @@ class TrainerParams:
     # weights when they fit, for warm_start_share of the planned epochs.
     warm_start: bool = False
     warm_start_share: float = 1.0
+    # Class weights when the largest class has over this many times the smallest's
+    # train images (modules/class_weights.py); 0: never.
+    imbalance_ratio: float = 0.0
     # The decode cache's root: the local state folder's on a local run
     # (pipeline/local/state.py); None: beside the Trainer's outputs (a cluster).
     cache_root: Optional[str] = None

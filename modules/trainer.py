@@ -28,8 +28,9 @@ from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN,
                                  split_size)
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batches
-from modules.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
+from modules.data.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
+from modules.data import class_weights
 from modules.model import build_model, compile_model
 from modules.cluster import parameter_servers
 from modules.continuous import warm_start
@@ -224,7 +225,7 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
 
 
 def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
-                run_dir) -> int:
+                run_dir, class_weight=None) -> int:
     """Runs every phase of `schedule`; returns the epochs actually run."""
     from modules.backbones import unfreeze_top
     epochs_run = 0
@@ -238,6 +239,7 @@ def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluati
         model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
                   steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
                   validation_steps=schedule.validation_steps, verbose=0,
+                  class_weight=class_weight,
                   callbacks=_callbacks(fn_args, params, schedule, strategy_plan, phase,
                                        run_dir))
         epochs_run += len(model.history.epoch)
@@ -327,14 +329,17 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         model = _build(params, dist, tft_output, len(labels), phases(params, schedule)[0],
                        module)
         warm = _warm_start_record(model, decision, schedule.epochs, planned)
+        weights = _class_weights(fn_args, params, labels, dist)
         started = time.perf_counter()
         epochs_run = _fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
-                                 run_dir)
+                                 run_dir, weights)
         ended = time.perf_counter()
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
                   workers=dist.workers, replicas=dist.replicas,
-                  parameter_servers=dist.parameter_servers, warm_start=warm)
+                  parameter_servers=dist.parameter_servers, warm_start=warm,
+                  class_weights=None if weights is None else [round(weights[i], 4)
+                                                              for i in sorted(weights)])
     started = time.perf_counter()
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
@@ -343,6 +348,23 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         from modules.backbones import save_backbone_weights
         save_backbone_weights(model, run_dir)
     add_fit_stats(run_dir, export_s=time.perf_counter() - started)
+
+
+def _class_weights(fn_args: FnArgs, params: TrainerParams, labels, dist):
+    """Keras' class_weight for an imbalanced train split (modules/data/class_weights.py), or None.
+
+    Not under parameter servers: Keras maps class weights over a dataset it is
+    given, and there each worker builds its own from a function.
+    """
+    counts = class_weights.train_counts(examples_uri_of(fn_args.train_files[0]), labels)
+    weights = class_weights.class_weights(counts, params.imbalance_ratio)
+    if weights is not None and dist.coordinated:
+        print("          class weights: not applied under parameter servers", flush=True)
+        return None
+    if counts and dist.is_chief:
+        print("          " + class_weights.describe(counts, weights, params.imbalance_ratio),
+              flush=True)
+    return weights
 
 
 def _image_shape(tft_output) -> list:

@@ -58,7 +58,8 @@ class Plan:
             fine_tune_lr_factor=rules.FINE_TUNE_LR_FACTOR if self.fine_tunes else 1.0,
             module_file=s.path, module_source=s.text, module_sha256=s.sha256,
             cache_root=self.decode_cache_root, warm_start=c.warm_start == "on",
-            warm_start_share=rules.WARM_START_EPOCH_SHARE)
+            warm_start_share=rules.WARM_START_EPOCH_SHARE,
+            imbalance_ratio=rules.IMBALANCE_RATIO)
 
     def transform_params(self) -> TransformParams:
         """Transform's typed settings (its custom_config)."""
@@ -230,6 +231,8 @@ def plan_lines(plan: Plan) -> List[str]:
         f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping",
         f"          augmentation: {_augmentation_text(c, plan.source)}; "
         f"label smoothing {c.label_smoothing:g}",
+        f"          class weights if the largest class has over {rules.IMBALANCE_RATIO:g}x "
+        "the smallest's train images (the Trainer says which it found)",
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
     return (lines[:1] + _worker_lines(plan) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)

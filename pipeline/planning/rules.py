@@ -97,3 +97,8 @@ PS_STEPS_PER_EXECUTION = 8
 # scratch, which early stopping ends well before its planned epochs; what an
 # eighth costs and scores: bench/continuous.py, docs/training.md.
 WARM_START_EPOCH_SHARE = 0.125
+
+# Class weights (n / (classes x n_c), sklearn's "balanced") when the largest
+# class has more than this many times the smallest's train images. Below it,
+# weighting moves accuracy little and costs the frequent classes' accuracy.
+IMBALANCE_RATIO = 3.0

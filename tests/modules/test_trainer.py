@@ -6,7 +6,7 @@ import pytest
 import tf_keras as keras
 from tfx import v1 as tfx
 
-from modules.decode_cache import MEMORY
+from modules.data.decode_cache import MEMORY
 from modules.model import build_cnn, compile_model
 from modules.trainer import backup_dir
 
@@ -124,7 +124,7 @@ def _ops(dataset):
 
 def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transformed, tmp_path):
     from modules import trainer
-    from modules.decode_cache import plan_caches, remove_caches
+    from modules.data.decode_cache import plan_caches, remove_caches
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     with remove_caches(str(tmp_path / "cache")) as cache_dir:
         caches = plan_caches({"train": 7}, [8, 8, 3], budget=1, cache_dir=cache_dir,
@@ -198,7 +198,7 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
 
 
 def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_path):
-    from modules.decode_cache import MEMORY, free_disk_bytes, plan_caches
+    from modules.data.decode_cache import MEMORY, free_disk_bytes, plan_caches
     from pipeline.planning.rules import DISK_HEADROOM
     free = free_disk_bytes(str(tmp_path / "cache"))  # not created yet: its parent's disk
     image = 64 * 64 * 3 * 4
@@ -214,7 +214,7 @@ def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_p
 
 
 def test_the_cache_folder_and_its_empty_parent_are_removed_afterwards(tmp_path):
-    from modules.decode_cache import remove_caches
+    from modules.data.decode_cache import remove_caches
     with remove_caches(str(tmp_path / ".decode_cache" / "7")):
         (tmp_path / ".decode_cache" / "7" / "train.index").write_text("x")
         with remove_caches(str(tmp_path / ".decode_cache" / "8")):

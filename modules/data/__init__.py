@@ -1,0 +1,1 @@
+"""The train data as the Trainer reads it: decode caches, class weights."""
