@@ -125,3 +125,17 @@ def _component_windows(run: dict):
 def read_summary(output: str) -> dict:
     with open(os.path.join(output, "summary.json")) as f:
         return json.load(f)
+
+
+def run_result_in_process(code: str, what: str) -> dict:
+    """Runs Python `code` in a fresh interpreter (TF quiet, Keras 2, from the repo root);
+    returns the JSON it printed after 'RESULT ', or raises naming `what`."""
+    import subprocess
+    import sys
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                          text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"{what} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])

@@ -14,17 +14,15 @@ interleaved, and the table shows the median. Prints a table and writes
 bench/results/ingest.json.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 
 import numpy as np
 from PIL import Image
 
-from bench.common import machine_info, print_table, write_results
+from bench.common import machine_info, print_table, run_result_in_process, write_results
 
 VARIANTS = {
     "baseline": None,
@@ -114,13 +112,7 @@ def _measure(name: str, data: str, out: str) -> dict:
             "r['peak_rss_mb'] = max(resource.getrusage(w).ru_maxrss for w in "
             "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024; "
             "print('RESULT', json.dumps(r))")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
-    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
-                          text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if proc.returncode or not lines:
-        raise RuntimeError(f"{name} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    return run_result_in_process(code, name)
 
 
 def _measure_size(count: int, workdir: str, repeat: int) -> list:

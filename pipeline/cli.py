@@ -37,7 +37,10 @@ def _flag_type(field: dataclasses.Field):
 
 # The config fields `imagepipe ingest` uses; `run` uses them all.
 INGEST_FIELDS = ("data", "output", "format", "strict", "max_pixels", "image_key", "label_key",
-                 "eval_percent", "beam_args", "verbose")
+                 "eval_percent", "dedupe", "groups", "beam_args", "verbose")
+# The config fields `imagepipe inspect` uses: how to read the data, and the split.
+INSPECT_FIELDS = ("data", "format", "max_pixels", "image_key", "label_key", "eval_percent",
+                  "beam_args", "verbose")
 
 
 def add_config_flags(parser: argparse.ArgumentParser, names=None) -> None:
@@ -83,6 +86,11 @@ _COMMANDS = (
      "(gzipped TFRecords), labels.txt and ingest_report.json. "
      "Example: imagepipe ingest --data data/mnist_1k/idx --output /tmp/mnist_tfr",
      INGEST_FIELDS, True),
+    ("inspect", "check a dataset's health: duplicates, label conflicts, leakage, balance",
+     "Hash every image as ingestion does and report exact and near duplicates, "
+     "duplicates with different labels, eval images with a copy in train, and class "
+     "counts; trains nothing and writes nothing into the data. Example: imagepipe "
+     "inspect --data ~/photos --json health.json", INSPECT_FIELDS, True),
     ("config", "print the effective config (defaults < --config file < flags)",
      "Print every setting as YAML, after applying --config and flags; the "
      "output is itself a valid --config file. Example: imagepipe config "
@@ -223,12 +231,20 @@ def _rollback_flags(rollback: argparse.ArgumentParser) -> None:
                                "served version's predecessor")
 
 
+def _inspect_flags(inspect: argparse.ArgumentParser) -> None:
+    """`inspect`'s own flag."""
+    inspect.add_argument("--json", dest="inspect_json", default=None, metavar="FILE",
+                         help="also write the findings as JSON (local or gs://). "
+                              "Example: --json health.json")
+
+
 def _config_action(show: argparse.ArgumentParser) -> None:
     show.add_argument("action", choices=["show"], help="show: print the effective config")
 
 
 _OWN_FLAGS = {"config": _config_action, "compile": _compile_flags, "predict": _predict_flags,
-              "versions": _versions_flags, "rollback": _rollback_flags}
+              "versions": _versions_flags, "rollback": _rollback_flags,
+              "inspect": _inspect_flags}
 
 
 def _quiet_libraries(verbose: bool) -> None:

@@ -65,6 +65,15 @@ def command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
     print(ingest_runner.format_report(report, config.output))
 
 
+def command_inspect(config: PipelineConfig, args: argparse.Namespace) -> None:
+    _check_data(config.data)
+    from pipeline.local import inspect as inspector  # heavy: TensorFlow and Beam load only here
+    result = inspector.run_inspect(config)
+    if args.inspect_json:
+        inspector.write_json(result, files.absolute(args.inspect_json))
+    print(inspector.format_summary(result))
+
+
 def command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
@@ -185,4 +194,4 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
 COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_compile,
             "report": command_report, "runs": command_runs, "config": command_config,
             "predict": command_predict, "plan": command_plan, "versions": command_versions,
-            "rollback": command_rollback}
+            "rollback": command_rollback, "inspect": command_inspect}

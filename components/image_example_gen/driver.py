@@ -15,10 +15,12 @@ import tensorflow as tf
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
+from components.data_health.groups_csv import groups_digest
 from components.image_example_gen import spans
 from components.storage import files
 
 TRAIN_SPANS_KEY = "train_spans"  # IngestOptions.train_spans, as its exec property
+GROUPS_KEY = "groups"  # IngestOptions.groups: its file's content is part of the input
 
 
 def _size_and_mtime_ns(path: str):
@@ -43,20 +45,24 @@ def tree_fingerprint(root: str) -> str:
     return f"files:{len(found)},sha256:{digest.hexdigest()}"
 
 
-def input_fingerprint(input_base: str, train_spans: int) -> Tuple[str, int, Optional[int]]:
-    """(fingerprint, span, version) of the data a run ingests.
+def input_fingerprint(input_base: str, train_spans: int,
+                      groups: Optional[str] = None) -> Tuple[str, int, Optional[int]]:
+    """(fingerprint, span, version) of the data a run ingests, and its --groups file's
+    content (the examples carry the groups, so editing the file re-ingests).
 
     One dataset is span 0. A span pattern's fingerprint covers every span of
     the window (spans.window), and its span and version are the newest's: a
     new span, a new version or a changed file is a cache miss, and nothing
     else is.
     """
+    extra = f",groups:{groups_digest(groups)}" if groups else ""
     if not spans.is_pattern(input_base):
-        return tree_fingerprint(input_base), 0, None
+        return tree_fingerprint(input_base) + extra, 0, None
     window = spans.window(input_base, train_spans)
     digest = hashlib.sha256("".join(
         f"{s.number}\0{s.version}\0{tree_fingerprint(s.root)}\n" for s in window).encode())
-    return (f"spans:{','.join(str(s.number) for s in window)},sha256:{digest.hexdigest()}",
+    return (f"spans:{','.join(str(s.number) for s in window)},sha256:{digest.hexdigest()}"
+            + extra,
             window[-1].number, window[-1].version)
 
 
@@ -72,7 +78,7 @@ def record_input_without_driver(examples, exec_properties) -> None:
         return
     fingerprint, span, version = input_fingerprint(
         exec_properties[standard_component_specs.INPUT_BASE_KEY],
-        int(exec_properties.get(TRAIN_SPANS_KEY) or 0))
+        int(exec_properties.get(TRAIN_SPANS_KEY) or 0), exec_properties.get(GROUPS_KEY))
     driver.update_output_artifact({
         utils.FINGERPRINT_PROPERTY_NAME: fingerprint,
         utils.SPAN_PROPERTY_NAME: span, utils.VERSION_PROPERTY_NAME: version},
@@ -93,7 +99,8 @@ class ImageExampleGenDriver(driver.FileBasedDriver):
             exec_properties = super().resolve_exec_properties(
                 exec_properties, pipeline_info, component_info)
         fingerprint, span, version = input_fingerprint(
-            input_base, int(exec_properties.get(TRAIN_SPANS_KEY) or 0))
+            input_base, int(exec_properties.get(TRAIN_SPANS_KEY) or 0),
+            exec_properties.get(GROUPS_KEY))
         exec_properties[utils.FINGERPRINT_PROPERTY_NAME] = fingerprint
         exec_properties[utils.SPAN_PROPERTY_NAME] = span
         exec_properties[utils.VERSION_PROPERTY_NAME] = version

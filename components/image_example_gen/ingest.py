@@ -15,7 +15,12 @@ import apache_beam as beam
 import tensorflow as tf
 from apache_beam.transforms.window import GlobalWindows
 
-from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS, read_ingest_report
+from components.contract import (DATA_HEALTH_KEY, INGEST_REPORT_FILE, LABELS_FILE, SPLITS,
+                                 read_ingest_report)
+from components.data_health import hashing
+from components.data_health.report import problems
+from components.image_example_gen import health
+from components.image_example_gen.dedupe import drop_examples, facts_without
 from components.image_example_gen.encoding import encode, parallel, shards
 from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
@@ -25,10 +30,12 @@ from components.storage.files import is_remote
 
 _SKIPPED = "skipped"
 _FACTS = "facts"
+_HEALTH = "health"
 
 
 class _IngestShard(beam.DoFn):
-    """Encodes one shard and writes its files; emits (fact, count) pairs and skipped records.
+    """Encodes one shard and writes its files; emits (fact, count) pairs, skipped records
+    and health rows (write_shard's).
 
     Splitting, serializing and writing happen here rather than in further
     Beam stages: on DirectRunner each stage costs per element about as much
@@ -38,8 +45,9 @@ class _IngestShard(beam.DoFn):
     """
 
     def __init__(self, root: str, classes: Optional[List[str]], options: IngestOptions,
-                 split_dirs: Dict[str, str], processes: int):
+                 split_dirs: Dict[str, str], processes: int, groups: Dict[str, str]):
         self._root, self._classes, self._options = root, classes, options
+        self._groups = groups
         self._split_dirs, self._processes = split_dirs, processes
         self._pool, self._pending = None, []
 
@@ -59,24 +67,26 @@ class _IngestShard(beam.DoFn):
         image_rows = shards.image_file_rows(line) if self._pool is not None else None
         if image_rows is not None:  # to a worker, untouched: no per-file work here
             index, count, files = image_rows
+            groups = {row[0]: self._groups[row[0]] for row in files if row[0] in self._groups}
             self._pending.append((index, count, self._pool.submit(
-                self._context(), shard_name(index, count), files)))
+                {**self._context(), "groups": groups}, shard_name(index, count), files)))
             return
         index, count, units = shards.parse_shard(line)
         if isinstance(units[0], ImageFile):
-            jobs = read_file_jobs(units, self._root, self._classes, self._options)
-            items = encode.encode_files(jobs, self._options.max_pixels)
+            jobs = read_file_jobs(units, self._root, self._classes, self._options, self._groups)
+            items = encode.encode_files(jobs, self._options.max_pixels, hashing.ENABLED)
         else:
             items = self._read_units(units)
-        facts, skipped = write_shard(items, self._split_dirs, shard_name(index, count))
+        rows = []
+        facts, skipped = write_shard(items, self._split_dirs, shard_name(index, count), rows)
         _progress(index, count, facts, skipped)
-        yield from _outputs(facts, skipped)
+        yield from _outputs(facts, skipped, rows)
 
     def finish_bundle(self):
         for index, count, future in self._pending:
-            facts, skipped = future.result()
+            facts, skipped, rows = future.result()
             _progress(index, count, facts, skipped)
-            for output in _outputs(facts, skipped):
+            for output in _outputs(facts, skipped, rows):
                 if isinstance(output, beam.pvalue.TaggedOutput):
                     yield beam.pvalue.TaggedOutput(
                         output.tag, GlobalWindows.windowed_value(output.value))
@@ -87,11 +97,13 @@ class _IngestShard(beam.DoFn):
     def _context(self) -> dict:
         """What every shard request shares (see encode_worker.shard_request)."""
         return {"root": self._root, "classes": self._classes, "buckets": self._options.buckets,
-                "max_pixels": self._options.max_pixels, "split_dirs": self._split_dirs}
+                "max_pixels": self._options.max_pixels, "split_dirs": self._split_dirs,
+                "hashes": hashing.ENABLED}
 
     def _read_units(self, units: list) -> Iterator[encode.Encoded]:
         for unit in units:
-            yield from read_unit(unit, self._root, self._classes, self._options, self._split_of)
+            yield from read_unit(unit, self._root, self._classes, self._options, self._split_of,
+                                 self._groups)
 
     def _split_of(self, relpath: str) -> str:
         return SPLITS[split_index(relpath, self._options.buckets)]
@@ -103,10 +115,12 @@ def _progress(index: int, count: int, facts: Dict[encode.Fact, int], skipped: Li
           + (f", {len(skipped)} skipped" if skipped else ""), flush=True)
 
 
-def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict]) -> Iterator:
+def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict], rows: List[list]) -> Iterator:
     yield from facts.items()
     for record in skipped:
         yield beam.pvalue.TaggedOutput(_SKIPPED, record)
+    if rows:  # one element per shard: each Beam element costs about one image's encoding
+        yield beam.pvalue.TaggedOutput(_HEALTH, rows)
 
 
 def _classes_from_facts(facts) -> List[str]:
@@ -198,9 +212,23 @@ def ingest_report(listing: Listing, facts: Iterable[Tuple[encode.Fact, int]],
     }
 
 
-def _write_report(facts, skipped, listing, out_dir, manifest):
-    """The last step: every shard is written, so the manifest can go."""
+def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, dedupe):
+    """The last step: every shard is written, so the manifest can go.
+
+    Data health is computed from every example's hashes (`rows`, a list per shard); with
+    `dedupe`, the examples it drops are filtered out of the shards first.
+    """
+    section, rows = None, [row for shard_rows in rows for row in shard_rows]
+    if hashing.ENABLED:
+        classes = listing.classes if listing.classes is not None else \
+            _classes_from_facts(facts)
+        section, dropped = health.data_health_of(rows, dedupe, classes)
+        drop_examples(split_dirs, dropped)
+        facts = facts_without(facts, rows, dropped) if dropped else facts
+        health.write_hashes(out_dir, rows, dropped)
     report = ingest_report(listing, facts, skipped)
+    if section is not None:
+        report[DATA_HEALTH_KEY] = section
     with tf.io.gfile.GFile(os.path.join(out_dir, INGEST_REPORT_FILE), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
     tf.io.gfile.remove(manifest)
@@ -211,13 +239,18 @@ def finish_ingest(report_dir: str, strict: bool) -> dict:
 
     Fails if any split came out empty (that would surface later as an obscure
     error in StatisticsGen or the Trainer), or, with `strict`, if any file
-    was skipped.
+    was skipped or data health found duplicates or leakage (even with
+    --dedupe, which drops them: strict refuses such data outright).
     """
     report = read_ingest_report(report_dir)
     skipped = report["skipped"]
     if strict and skipped:
         names = "; ".join(f"{r['path']}: {r['reason']}" for r in skipped[:5])
         raise ValueError(f"--strict: {len(skipped)} file(s) could not be ingested: {names}")
+    found = problems(report[DATA_HEALTH_KEY]) if DATA_HEALTH_KEY in report else None
+    if strict and found:
+        raise ValueError(f"--strict: the data has copies: {found} (see {INGEST_REPORT_FILE}'s "
+                         f"{DATA_HEALTH_KEY})")
     empty = [name for name, count in report["splits"].items() if count == 0]
     if empty:
         example = f"; first: {skipped[0]['path']}: {skipped[0]['reason']}" if skipped else ""
@@ -246,13 +279,14 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
             | "ReadManifest" >> beam.FlatMap(lambda _: shards.manifest_lines(manifest))
             | "Spread" >> beam.Reshuffle()
             | "EncodeAndWrite" >> beam.ParDo(_IngestShard(
-                root, listing.classes, options, split_dirs, processes))
-            .with_outputs(_SKIPPED, main=_FACTS))
+                root, listing.classes, options, split_dirs, processes, listing.groups))
+            .with_outputs(_SKIPPED, _HEALTH, main=_FACTS))
     return (read[_FACTS]
          | "CountFacts" >> beam.CombinePerKey(sum)
          | "FactList" >> beam.combiners.ToList()
          | "WriteReport" >> beam.Map(
              _write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
+             rows=beam.pvalue.AsList(read[_HEALTH]),
              # Without its file list: Beam pickles this closure, several times.
-             listing=dataclasses.replace(listing, files=[]), out_dir=report_dir,
-         manifest=manifest))
+             listing=dataclasses.replace(listing, files=[], groups={}), out_dir=report_dir,
+             manifest=manifest, split_dirs=split_dirs, dedupe=options.dedupe))

@@ -11,18 +11,19 @@ import os
 from typing import Callable, Dict, List, Optional
 
 from components import drift
-from components.image_example_gen import span_store, spans
+from components.image_example_gen import health, span_store, spans
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.spans import Span
-from components.contract import SPLITS, read_ingest_report
+from components.contract import DATA_HEALTH_KEY, SPLITS, read_ingest_report
 from components.storage import files
 
 
 def _entries(window: List[Span], options: IngestOptions, store: str, fingerprint):
     """(entry folder, relabelled listing) per span, and the window's class list."""
-    listings = {span: list_dataset(span.root, options) for span in window}
+    # Each span holds only some of --groups' paths: rows are not checked per span.
+    listings = {span: list_dataset(span.root, options, check_groups=False) for span in window}
     classes = span_store.lasting_classes(
         store, span_store.class_union(list(listings.values())))
     entries = {}
@@ -87,8 +88,22 @@ def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
     report = span_store.combined_report(reports, newest, classes or _ids(reports),
                                         {s: s not in missing for s in window})
     report["drift"] = _drift(all_spans, newest, reports[newest], store, options)
+    _add_window_health(report, folders, reports)
     span_store.write_artifact_files(examples_uri, report)
     return report
+
+
+def _add_window_health(report: dict, folders: Dict[Span, str],
+                       reports: Dict[Span, dict]) -> None:
+    """The window's data_health (health.window_health), when every span has one."""
+    sections = health.health_sections(list(reports.values()))
+    if sections is None:
+        report.pop(DATA_HEALTH_KEY, None)
+        return
+    window = list(folders)
+    report[DATA_HEALTH_KEY] = health.window_health(
+        sections, report["per_class"], [health.read_hashes(folders[s]) for s in window],
+        len(window) - 1)
 
 
 def _ids(reports: Dict[Span, dict]) -> List[str]:

@@ -5,7 +5,9 @@ or corrupt file is caught at ingestion, with its path, instead of crashing
 Transform or training hours later. The decoded image also gives the pixel
 statistics that drift detection compares between spans (`pixel_stats`). This
 module runs in ingestion's worker processes, so it must not import TensorFlow
-(see example_wire.py).
+(see example_wire.py). The same pass takes the data-health hashes
+(components/data_health/hashing.py): the bytes' content hash, and a
+perceptual hash of the decoded pixels.
 """
 import io
 import os
@@ -14,6 +16,8 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tup
 
 from PIL import Image, ImageChops, UnidentifiedImageError
 
+from components.data_health import hashing
+from components.data_health.slices import slice_features
 from components.image_example_gen.encoding.example_wire import serialize_example
 from components.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
                                  HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, SPLITS, WIDTH_KEY)
@@ -94,9 +98,11 @@ def channels_of(image: Image.Image) -> int:
 # of one written example: what the ingest report counts. The last two are
 # `pixel_stats`; a tuple, so that Beam can count facts as keys.
 Fact = Tuple[str, int, str, str, int, int]
+# (relpath, content hash, perceptual hash or None) of one image: components/data_health.
+Health = Tuple[str, str, Optional[int]]
 # What encoding yields per input: a skipped record {"path", "reason"}, or
-# (split, serialized tf.Example, fact).
-Encoded = Union[dict, Tuple[str, bytes, Fact]]
+# (split, serialized tf.Example, fact, health or None when hashing is off).
+Encoded = Union[dict, Tuple[str, bytes, Fact, Optional[Health]]]
 
 
 def _thumbnail(image: Image.Image) -> Image.Image:
@@ -161,14 +167,17 @@ def _channels_agree(rgb: Image.Image) -> bool:
 
 def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int, int],
                     relpath: str, label: int, class_name: str,
-                    pixels: Tuple[int, int]) -> Encoded:
-    """(split, serialized example, fact) from validated bytes.
+                    pixels: Tuple[int, int], group: Optional[str] = None,
+                    health: Optional[Health] = None) -> Encoded:
+    """(split, serialized example, fact, health) from validated bytes.
 
     `shape` is (height, width, channels); `pixels` is `pixel_stats`'
-    (brightness bucket, grayscale).
+    (brightness bucket, grayscale); `group` is the --groups group, if any.
+    The example carries the slice features (components/data_health/slices.py).
     """
     height, width, channels = shape
     record = serialize_example({
+        **slice_features(height, width, pixels[1], group),
         IMAGE_KEY: encoded,
         FORMAT_KEY: fmt.encode(),
         HEIGHT_KEY: height,
@@ -178,12 +187,14 @@ def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int,
         CLASS_TEXT_KEY: class_name.encode("utf-8"),
         FILENAME_KEY: relpath.encode("utf-8"),
     })
-    return split, record, (split, label, class_name, f"{height}x{width}x{channels}", *pixels)
+    return (split, record, (split, label, class_name, f"{height}x{width}x{channels}", *pixels),
+            health)
 
 
 def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: str,
-                 max_pixels: int) -> Encoded:
-    """Decodes one image fully and returns (split, serialized example, fact).
+                 max_pixels: int, group: Optional[str] = None,
+                 hashes: bool = True) -> Encoded:
+    """Decodes one image fully and returns (split, serialized example, fact, health).
 
     Args:
       data: the file's bytes.
@@ -192,6 +203,8 @@ def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: 
       label: 0-based class id.
       class_name: the class's name, stored as `image/class/text`.
       max_pixels: images with more pixels are refused.
+      group: its --groups group, or None.
+      hashes: take the data-health hashes (health is None without).
 
     Raises:
       BadImageError: the bytes are not a decodable image, or too large.
@@ -199,8 +212,37 @@ def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: 
     image = decode_fully(data, max_pixels)
     encoded, fmt = stored_encoding(image, data)
     width, height = image.size
+    health = (relpath, hashing.content_hash(data), perceptual_hash(image)) if hashes else None
     return encoded_example(split, encoded, fmt, (height, width, channels_of(image)),
-                           relpath, label, class_name, pixel_stats(image))
+                           relpath, label, class_name, pixel_stats(image), group, health)
+
+
+def image_hashes(data: bytes, max_pixels: int) -> Tuple[str, Optional[int]]:
+    """(content hash, perceptual hash) of an image file, decoded as encode_image does.
+
+    `imagepipe inspect`'s path: the same hashes, no example.
+    """
+    image = decode_fully(data, max_pixels)
+    return hashing.content_hash(data), perceptual_hash(image)
+
+
+# Modes PIL cannot box-resize, converted first (full size, but rare: 1-bit,
+# palette and 16-bit images).
+_UNRESIZABLE = {"1", "P", "I;16", "I;16B", "I;16L", "I;16N"}
+
+
+def perceptual_hash(image: Image.Image) -> Optional[int]:
+    """hashing.perceptual_hash of any decoded image; 16-bit and float scaled as pixel_stats.
+
+    None for an image of at most hashing.SMALL_SIDE pixels a side.
+    """
+    if max(image.size) <= hashing.SMALL_SIDE:
+        return None
+    if image.mode in _UNRESIZABLE:
+        image = image.convert(_CONVERTED_FIRST[image.mode])
+    if image.mode in ("I", "F"):  # scaled to 8 bits after the resize (cheap on 9 x 8)
+        image = _to_8bit(image.resize((hashing.HASH_SIDE + 1, hashing.HASH_SIDE), Image.BOX))
+    return hashing.perceptual_hash(image)
 
 
 class FileJob(NamedTuple):
@@ -213,6 +255,7 @@ class FileJob(NamedTuple):
     data: Optional[bytes] = None
     error: str = ""
     path: str = ""
+    group: Optional[str] = None
 
 
 def local_file_job(root: str, relpath: str, label: int, split: Optional[str],
@@ -235,11 +278,23 @@ def _job_bytes(job: FileJob) -> bytes:
         return f.read()
 
 
-def encode_files(jobs: Iterable[FileJob], max_pixels: int) -> Iterator[Encoded]:
+def encode_files(jobs: Iterable[FileJob], max_pixels: int,
+                 hashes: bool = True) -> Iterator[Encoded]:
     """Decodes and encodes files, in order; a bad file becomes a skipped record."""
     for job in jobs:
         try:
             yield encode_image(_job_bytes(job), job.split, job.relpath, job.label,
-                               job.class_name, max_pixels)
+                               job.class_name, max_pixels, job.group, hashes)
+        except (BadImageError, OSError) as e:
+            yield {"path": job.relpath, "reason": str(e)}
+
+
+def hash_files(jobs: Iterable[FileJob], max_pixels: int) -> Iterator[Union[dict, list]]:
+    """[relpath, content hash, perceptual hash, split, class name] per file, in order;
+    a bad file becomes a skipped record. Decodes as encode_files does, writes nothing."""
+    for job in jobs:
+        try:
+            yield [job.relpath, *image_hashes(_job_bytes(job), max_pixels), job.split,
+                   job.class_name]
         except (BadImageError, OSError) as e:
             yield {"path": job.relpath, "reason": str(e)}

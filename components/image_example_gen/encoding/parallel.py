@@ -83,14 +83,20 @@ class EncoderPool:
         self._threads = ThreadPoolExecutor(processes, thread_name_prefix="encode")
 
     def submit(self, context: dict, name: str,
-               files: List[list]) -> "Future[Tuple[Dict[Fact, int], List[dict]]]":
+               files: List[list]) -> "Future[Tuple[Dict[Fact, int], List[dict], list]]":
         """Encodes and writes one shard of local files on the next idle worker.
 
         See encode_worker.shard_request for the arguments. The future's
-        result is write_shard's (facts, skipped); it raises if the worker
-        died or could not write, naming the shard.
+        result is write_shard's (facts, skipped) and the shard's health rows;
+        it raises if the worker died or could not write, naming the shard.
         """
         request = encode_worker.shard_request(context, name, files)
+        return self._threads.submit(self._run, request, files[0][0])
+
+    def submit_hashes(self, context: dict, files: List[list]) -> "Future[Tuple[list, list]]":
+        """Only hashes local files (`imagepipe inspect`): (rows, skipped) of
+        encode.hash_files; nothing is written."""
+        request = encode_worker.shard_request({**context, "hash_only": True}, "", files)
         return self._threads.submit(self._run, request, files[0][0])
 
     def _run(self, request: str, first: str):
@@ -103,8 +109,10 @@ class EncoderPool:
             self._idle.put(worker)
         if "error" in reply:
             raise OSError(reply["error"])
+        if "rows" in reply:
+            return reply["rows"], reply["skipped"]
         facts = {tuple(row[:-1]): row[-1] for row in reply["facts"]}
-        return facts, reply["skipped"]
+        return facts, reply["skipped"], reply["health"]
 
     def close(self) -> None:
         """Waits for submitted shards, then stops the workers (they exit when stdin closes)."""

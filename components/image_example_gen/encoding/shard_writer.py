@@ -14,7 +14,7 @@ import gzip
 import os
 import struct
 import uuid
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import google_crc32c
 
@@ -99,14 +99,15 @@ class _Files:
             files.remove(temp)
 
 
-def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],
-                name: str) -> Tuple[Dict[Fact, int], List[dict]]:
+def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str], name: str,
+                health: Optional[list] = None) -> Tuple[Dict[Fact, int], List[dict]]:
     """Writes every encoded example to `<split_dirs[split]>/<name>`; returns (facts, skipped).
 
     `facts` counts examples by their encode.Fact (split, label, class text,
     shape, pixel statistics); `skipped` lists the skipped records. A split
     with no example gets no file. The files appear under their final names
-    only if every item was written.
+    only if every item was written. `health`, if given, gets a row
+    [relpath, content hash, perceptual hash, *fact] per hashed example.
     """
     files = _Files(not any(is_remote(d) for d in split_dirs.values()))
     facts, skipped, open_files = collections.Counter(), [], {}
@@ -115,7 +116,9 @@ def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str],
             if isinstance(item, dict):
                 skipped.append(item)
                 continue
-            split, record, fact = item
+            split, record, fact, hashes = item
+            if health is not None and hashes is not None:
+                health.append([*hashes, *fact])
             if split not in open_files:
                 temp = os.path.join(split_dirs[split], f".{name}.{uuid.uuid4().hex}.tmp")
                 open_files[split] = (files.create(temp), temp)

@@ -48,6 +48,8 @@ class Listing:
     unused: List[str] = dataclasses.field(default_factory=list)
     # Files found but not listable, as {"path", "reason"}: reported with the skipped.
     skipped: List[dict] = dataclasses.field(default_factory=list)
+    # --groups: relpath -> group, for the examples that carry one (readers/formats.py).
+    groups: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def is_image_name(name: str) -> bool:

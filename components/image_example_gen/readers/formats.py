@@ -1,7 +1,9 @@
 """Detect a dataset's format and list it, before anything is read in Beam."""
 import os
+from typing import Optional
 
 from components.contract import TRAIN
+from components.data_health.groups_csv import read_groups
 from components.image_example_gen.readers.arrays import list_idx, list_npz
 from components.image_example_gen.readers.folder_tree import (
     DatasetError,
@@ -35,15 +37,36 @@ def detect_format(root: str) -> str:
     return "folder"
 
 
-def list_dataset(root: str, options: IngestOptions) -> Listing:
-    """Lists the units to ingest, in the given or detected format.
+def list_dataset(root: str, options: IngestOptions, check_groups: bool = True) -> Listing:
+    """Lists the units to ingest, in the given or detected format, and reads --groups.
+
+    `check_groups`: a groups row naming an image file the listing lacks is an
+    error (spans turn it off: each span holds some of the paths).
 
     Raises:
-      DatasetError: the data cannot be ingested; the message says why.
+      DatasetError: the data cannot be ingested, or the groups file is bad;
+        the message says why.
     """
     fmt = detect_format(root) if options.format == "auto" else options.format
     listers = {"folder": list_class_folders, "idx": list_idx, "npz": list_npz,
                "tfrecord": lambda path: list_tfrecord(path, options)}
     listing = listers[fmt](root)
     listing.format = fmt
+    if options.groups:
+        listing.groups = load_groups(options.groups, listing if check_groups else None)
     return listing
+
+
+def load_groups(uri: str, listing: Optional[Listing]) -> dict:
+    """--groups of a listing, as DatasetError (exit 2) when bad.
+
+    Paths are checked against an image-file listing; arrays and TFRecords
+    name their examples `file#index` only once read, so their rows are not.
+    """
+    known = None
+    if listing is not None and listing.format == "folder":
+        known = {unit.relpath for unit in listing.files}
+    try:
+        return read_groups(uri, known)
+    except ValueError as e:
+        raise DatasetError(str(e)) from None

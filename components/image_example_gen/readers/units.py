@@ -7,11 +7,13 @@ an array chunk or a TFRecord file into encoded examples or skipped records
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
+from PIL import Image
 
+from components.data_health import hashing
 from components.image_example_gen.encoding import encode
 from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, read_chunk
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
@@ -20,20 +22,21 @@ from components.image_example_gen.readers.tfrecords import RecordFile, iter_reco
 from components.storage import files
 
 SplitOf = Callable[[str], str]
+Groups = Dict[str, str]  # --groups: relpath -> group
 # Remote image files read at once per shard: enough to hide a bucket's latency
 # behind the encoder, few enough that a shard's bytes stay small in memory.
 REMOTE_READERS = 16
 
 
-def read_file_job(unit: ImageFile, root: str, classes: List[str],
-                  options: IngestOptions) -> encode.FileJob:
+def read_file_job(unit: ImageFile, root: str, classes: List[str], options: IngestOptions,
+                  groups: Optional[Groups] = None) -> encode.FileJob:
     """What encode.encode_files needs to encode one image file.
 
     A local file is read by whoever encodes it; a remote one (gs://...) is
     read here, through tf.io.gfile, since encoders do not import TensorFlow.
     """
     job = encode.local_file_job(root, unit.relpath, unit.label, unit.split, classes,
-                                options.buckets)
+                                options.buckets)._replace(group=(groups or {}).get(unit.relpath))
     if not files.is_remote(job.path):
         return job
     try:
@@ -43,10 +46,11 @@ def read_file_job(unit: ImageFile, root: str, classes: List[str],
 
 
 def read_file_jobs(units: List[ImageFile], root: str, classes: List[str],
-                   options: IngestOptions) -> List[encode.FileJob]:
+                   options: IngestOptions, groups: Optional[Groups] = None
+                   ) -> List[encode.FileJob]:
     """`read_file_job` of a shard's files, in order; remote files are read by
     REMOTE_READERS threads at once, since each read waits on the network."""
-    read = lambda unit: read_file_job(unit, root, classes, options)  # noqa: E731
+    read = lambda unit: read_file_job(unit, root, classes, options, groups)  # noqa: E731
     if not files.is_remote(root):
         return [read(unit) for unit in units]
     with ThreadPoolExecutor(max_workers=REMOTE_READERS) as pool:
@@ -76,8 +80,15 @@ def array_pixel_stats(images: np.ndarray) -> List[Tuple[int, int]]:
             for mean, gray in zip(luminance.tolist(), grayscale.tolist())]
 
 
-def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
-                      options: IngestOptions, split_of: SplitOf) -> Iterator[encode.Encoded]:
+def array_health(relpath: str, pixels: np.ndarray) -> encode.Health:
+    """encode.Health of an array image: its raw pixels stand for a file's bytes."""
+    image = Image.fromarray(pixels[..., 0] if pixels.ndim == 3 and pixels.shape[2] == 1
+                            else pixels)
+    return relpath, hashing.content_hash(pixels.tobytes()), encode.perceptual_hash(image)
+
+
+def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str], options: IngestOptions,
+                      split_of: SplitOf, groups: Groups) -> Iterator[encode.Encoded]:
     """Arrays were validated at listing (dtype, shape, counts): encode, no decode."""
     images, labels, name = read_chunk(chunk, root)
     height, width = images.shape[1:3]
@@ -88,13 +99,14 @@ def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str],
     stats = array_pixel_stats(images)
     for offset, (pixels, label) in enumerate(zip(images, labels)):
         relpath = f"{name}#{chunk.start + offset}"
-        yield encode.encoded_example(chunk.split or split_of(relpath), encode_png(pixels),
-                                     "png", shape, relpath, int(label), classes[int(label)],
-                                     stats[offset])
+        yield encode.encoded_example(
+            chunk.split or split_of(relpath), encode_png(pixels), "png", shape, relpath,
+            int(label), classes[int(label)], stats[offset], groups.get(relpath),
+            array_health(relpath, pixels) if hashing.ENABLED else None)
 
 
-def _record_to_item(record: bytes, name: str, split: str,
-                    options: IngestOptions) -> encode.Encoded:
+def _record_to_item(record: bytes, name: str, split: str, options: IngestOptions,
+                    groups: Groups) -> encode.Encoded:
     """Our example from one foreign record, or a skipped record saying why."""
     feature = tf.train.Example.FromString(record).features.feature
     image, label = feature.get(options.image_key), feature.get(options.label_key)
@@ -107,20 +119,22 @@ def _record_to_item(record: bytes, name: str, split: str,
         text.bytes_list.value else str(label_id)
     try:
         return encode.encode_image(image.bytes_list.value[0], split, name, label_id,
-                                   class_name, options.max_pixels)
+                                   class_name, options.max_pixels, groups.get(name),
+                                   hashing.ENABLED)
     except encode.BadImageError as e:
         return {"path": name, "reason": str(e)}
 
 
 def _read_record_file(unit: RecordFile, root: str, options: IngestOptions,
-                      split_of: SplitOf) -> Iterator[encode.Encoded]:
+                      split_of: SplitOf, groups: Groups) -> Iterator[encode.Encoded]:
     path = os.path.join(root, unit.path) if unit.path else root
     name = unit.path or os.path.basename(root)
     count = 0  # records read so far; the next one is the first unreadable
     try:
         for record in iter_records(path):
             relpath = f"{name}#{count}"
-            yield _record_to_item(record, relpath, unit.split or split_of(relpath), options)
+            yield _record_to_item(record, relpath, unit.split or split_of(relpath), options,
+                                  groups)
             count += 1
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
         yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {_tf_reason(e)}"}
@@ -135,13 +149,14 @@ def _tf_reason(error) -> str:
 
 
 def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,
-              split_of: SplitOf) -> Iterator[encode.Encoded]:
+              split_of: SplitOf, groups: Optional[Groups] = None) -> Iterator[encode.Encoded]:
     """Encoded examples and skipped records of an array chunk or a TFRecord file.
 
-    `split_of(relpath)` decides the split of an example whose unit has none.
+    `split_of(relpath)` decides the split of an example whose unit has none;
+    `groups` gives examples their --groups group.
     """
     if isinstance(unit, ArrayChunk):
-        return _read_array_chunk(unit, root, classes, options, split_of)
+        return _read_array_chunk(unit, root, classes, options, split_of, groups or {})
     if isinstance(unit, RecordFile):
-        return _read_record_file(unit, root, options, split_of)
+        return _read_record_file(unit, root, options, split_of, groups or {})
     raise TypeError(f"unknown unit type {type(unit).__name__}")

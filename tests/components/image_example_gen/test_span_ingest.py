@@ -69,6 +69,11 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
             feature[CLASS_TEXT_KEY].bytes_list.value[0].decode()
     assert report2["drift"]["previous_span"] == 1
     assert "brightness" not in report2["drift"]["drifted"]
+    health = report2["data_health"]  # the window's: class counts of what it trains and evaluates
+    per_class = report2["per_class"]
+    assert health["class_counts"] == {c: sum(per_class[s][c] for s in per_class)
+                                      for c in report2["classes"]}
+    assert health["images"] == 20 + 30 and health["leakage"]["count"] == 0
 
 
 def test_an_inverted_span_drifts_on_brightness(tmp_path, mnist_subset):

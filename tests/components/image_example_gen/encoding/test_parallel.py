@@ -39,14 +39,16 @@ def test_pool_writes_the_same_bytes_as_in_process_encoding(tmp_path, make_image)
     files = _files(tmp_path, make_image)
     pool = parallel.EncoderPool(2)
     try:
-        facts, skipped = pool.submit(_context(tmp_path, tmp_path / "pool"), "d.gz",
-                                     files).result()
+        facts, skipped, health = pool.submit(_context(tmp_path, tmp_path / "pool"), "d.gz",
+                                             files).result()
     finally:
         pool.close()
     inline = _context(tmp_path, tmp_path / "inline")
     jobs = [local_file_job(inline["root"], *row, ["c"], [50, 100]) for row in files]
+    inline_health = []
     assert (facts, skipped) == write_shard(encode_files(jobs, 10**8), inline["split_dirs"],
-                                           "d.gz")
+                                           "d.gz", inline_health)
+    assert health == inline_health and len(health) == 5
     assert sum(facts.values()) == 5
     assert [r["path"] for r in skipped] == ["c/bad.png", "c/missing.png"]
     for split in ("train", "eval"):

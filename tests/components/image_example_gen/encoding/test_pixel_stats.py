@@ -105,7 +105,7 @@ def test_brightness_buckets_cover_0_to_255():
 def test_the_fact_of_an_encoded_image_ends_with_its_pixel_stats():
     buf = io.BytesIO()
     _noisy((10, 20, 60)).save(buf, format="JPEG")
-    _, _, fact = encode.encode_image(buf.getvalue(), "train", "c/a.jpg", 2, "c", 10**8)
+    _, _, fact, _ = encode.encode_image(buf.getvalue(), "train", "c/a.jpg", 2, "c", 10**8)
     assert fact == ("train", 2, "c", "64x96x3", 1, 0)
 
 

@@ -22,8 +22,8 @@ def test_frame_matches_tensorflows_writer(tmp_path):
 def test_writes_one_gzipped_file_per_split_and_counts_facts(tmp_path):
     dirs = {"train": str(tmp_path / "train"), "eval": str(tmp_path / "eval")}
     fact = ("train", 0, "a", "1x1x1")
-    items = [("train", b"r1", fact), {"path": "bad.png", "reason": "empty file"},
-             ("train", b"r2", fact)]
+    items = [("train", b"r1", fact, None), {"path": "bad.png", "reason": "empty file"},
+             ("train", b"r2", fact, None)]
     facts, skipped = write_shard(iter(items), dirs, "data-00000-of-00001.tfrecord.gz")
     assert facts == {fact: 2}
     assert skipped == [{"path": "bad.png", "reason": "empty file"}]
@@ -34,7 +34,7 @@ def test_writes_one_gzipped_file_per_split_and_counts_facts(tmp_path):
 
 def test_a_failure_mid_shard_leaves_no_file_at_all(tmp_path):
     def items():
-        yield "train", b"r1", ("train", 0, "a", "1x1x1")
+        yield "train", b"r1", ("train", 0, "a", "1x1x1"), None
         raise RuntimeError("decoder crashed")
 
     with pytest.raises(RuntimeError, match="decoder crashed"):
@@ -43,7 +43,7 @@ def test_a_failure_mid_shard_leaves_no_file_at_all(tmp_path):
 
 
 def test_same_examples_give_byte_identical_files(tmp_path):
-    item = ("train", b"record", ("train", 0, "a", "1x1x1"))
+    item = ("train", b"record", ("train", 0, "a", "1x1x1"), None)
     for run in ("a", "b"):
         write_shard([item], {"train": str(tmp_path / run)}, "d.gz")
     assert (tmp_path / "a" / "d.gz").read_bytes() == (tmp_path / "b" / "d.gz").read_bytes()

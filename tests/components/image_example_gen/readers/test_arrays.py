@@ -117,7 +117,7 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
                 y_train=np.array([0, 1, 0]))
     listing = arrays.list_npz(path)
-    (split, record, fact), *_ = read_unit(listing.files[0], path, listing.classes,
+    (split, record, fact, _), *_ = read_unit(listing.files[0], path, listing.classes,
                                           PipelineConfig().ingest_options(), lambda relpath: "hashed")
     assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3", 0, 1))  # black, grey
     feature = tf.train.Example.FromString(record).features.feature

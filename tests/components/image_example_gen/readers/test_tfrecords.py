@@ -51,7 +51,7 @@ def test_foreign_keys_are_read_into_our_examples(tmp_path, pngs, gzip):
     assert listing.classes is None and listing.format == "tfrecord"
     items = _read(listing.files[0], str(tmp_path / "in"))
     assert len(items) == 6
-    split, record, fact = items[4]
+    split, record, fact, _ = items[4]
     feature = tf.train.Example.FromString(record).features.feature
     assert split == "hashed"
     assert fact == ("hashed", 1, "1", "8x8x3", *pixel_stats(Image.open(io.BytesIO(pngs[4]))))

@@ -51,4 +51,4 @@ def test_npz_examples_carry_their_pixel_stats(tmp_path):
     listing = arrays.list_npz(str(path))
     items = list(read_unit(listing.files[0], str(path), listing.classes,
                            PipelineConfig().ingest_options(), lambda relpath: "train"))
-    assert [fact[4:] for _, _, fact in items] == array_pixel_stats(digits)
+    assert [fact[4:] for _, _, fact, _ in items] == array_pixel_stats(digits)

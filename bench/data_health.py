@@ -1,0 +1,89 @@
+"""What the data-health checks cost ingestion: `imagepipe ingest` with and without them.
+
+    .venv/bin/python -m bench.data_health --data ~/datasets/flowers_photos
+    .venv/bin/python -m bench.data_health --data DIR --repeat 5
+
+Each run is `run_ingest` (the same code as `imagepipe ingest`) in a fresh
+process, timed after imports; "off" sets components.data_health.hashing.ENABLED
+to False, which skips hashing in the encoding workers and the report's
+data_health section. Runs alternate on/off, --repeat times each (3 by
+default), so drift on a shared machine hits both alike. Prints per-run
+seconds, CPU seconds (this process and its encoding workers) and the ratios
+of the medians and of the fastest runs; writes bench/results/data_health.json.
+Run time on 2 cores, flowers (3,119 photos): about a minute for 5 pairs
+(docs/data_health.md).
+"""
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+
+from bench.common import machine_info, print_table, run_result_in_process, write_results
+
+
+def _cpu_seconds() -> float:
+    """User + system time of this process and its finished children (the encoders)."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def run_variant(enabled: bool, data: str, out: str) -> dict:
+    """One ingestion in this process, checks on or off; seconds exclude imports.
+
+    CPU seconds as well as wall: on a shared machine they vary far less.
+    """
+    from components.data_health import hashing
+    from pipeline.config import PipelineConfig
+    from pipeline.local.ingest import run_ingest
+    hashing.ENABLED = enabled
+    start, cpu = time.perf_counter(), _cpu_seconds()
+    report = run_ingest(PipelineConfig(data=data, output=out))
+    return {"seconds": time.perf_counter() - start, "cpu_s": _cpu_seconds() - cpu,
+            "images": sum(report["splits"].values()), "health": "data_health" in report}
+
+
+def _measure(enabled: bool, data: str, out: str) -> dict:
+    code = ("import json; from bench.data_health import run_variant; "
+            f"print('RESULT', json.dumps(run_variant({enabled!r}, {data!r}, {out!r})))")
+    return run_result_in_process(code, f"ingest (checks {enabled})")
+
+
+def main(argv=None) -> dict:
+    """Alternating runs; prints the table and the ratio, writes the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="an image folder (read only)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each variant")
+    args = parser.parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="imagepipe-bench-health-")
+    runs = {True: [], False: []}  # on first in the table
+    try:
+        for _ in range(args.repeat):
+            for enabled in (False, True):
+                out = os.path.join(workdir, "out")
+                shutil.rmtree(out, ignore_errors=True)
+                runs[enabled].append(_measure(enabled, args.data, out))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    rows = [{"checks": "on" if enabled else "off", "images": results[0]["images"],
+             "median_s": statistics.median(r["seconds"] for r in results),
+             "min_s": min(r["seconds"] for r in results),
+             "cpu_median_s": statistics.median(r["cpu_s"] for r in results),
+             "runs_s": [round(r["seconds"], 2) for r in results]}
+            for enabled, results in runs.items()]
+    # The fastest runs are the least disturbed by other work on a shared machine.
+    ratio, fastest, cpu = (rows[0][key] / rows[1][key]
+                           for key in ("median_s", "min_s", "cpu_median_s"))
+    print_table(rows, ["checks", "images", "median_s", "min_s", "cpu_median_s", "runs_s"])
+    print(f"ratio on/off: medians {ratio:.3f} ({(ratio - 1) * 100:+.1f}%), fastest runs "
+          f"{fastest:.3f} ({(fastest - 1) * 100:+.1f}%), CPU {cpu:.3f} ({(cpu - 1) * 100:+.1f}%)")
+    return write_results("data_health", {"machine": machine_info(), "data": args.data,
+                                         "repeat": args.repeat, "rows": rows,
+                                         "ratio": ratio, "ratio_fastest": fastest,
+                                         "ratio_cpu": cpu})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Data health: duplicates, label conflicts, leakage and imbalance, from ingestion's hashes."""

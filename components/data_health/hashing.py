@@ -1,0 +1,67 @@
+"""The two hashes of each image: its bytes' (exact copies) and its pixels' (near copies).
+
+Runs in ingestion's encoding workers, so it imports PIL and hashlib only
+(no TensorFlow, see components/image_example_gen/encoding/encode.py).
+"""
+import hashlib
+from typing import Optional
+
+from PIL import Image
+
+# Switched off only by bench/data_health.py, to time ingestion without the checks.
+ENABLED = True
+# blake2b digest size of the content hash: 128 bits, so that two different
+# files never share one in any dataset (the birthday bound is ~10^19 files).
+CONTENT_BYTES = 16
+# dHash on a (HASH_SIDE + 1) x HASH_SIDE grey grid: HASH_SIDE^2 = 64 bits, one
+# per pair of horizontal neighbours (is the right one brighter?).
+HASH_SIDE = 8
+HASH_BITS = HASH_SIDE * HASH_SIDE
+# Images whose longer side is at most this get no perceptual hash, so no near
+# matches (exact ones still): on a 28 px item 9 x 8 cells are its silhouette,
+# and distinct garments of one kind matched (Fashion-MNIST: 57% of the test
+# set "near" the train set; docs/data_health.md).
+SMALL_SIDE = 64
+
+
+def content_hash(data: bytes) -> str:
+    """Hex blake2b digest of a file's bytes (or an array image's raw pixels)."""
+    return hashlib.blake2b(data, digest_size=CONTENT_BYTES).hexdigest()
+
+
+def perceptual_hash(image: Image.Image) -> Optional[int]:
+    """64-bit difference hash (dHash) of a decoded 8-bit image, as an int; None if small.
+
+    One band (L; other modes are converted to L) is box-averaged to 9 x 8
+    cells in one step: every pixel counts. Measured on photos
+    (docs/data_health.md): re-encoding or resizing a photo then moves the
+    hash by 0-5 bits; reducing by an integer factor first, or sampling a grid
+    (as pixel_stats' thumbnail does) was cheaper and moved resized copies by
+    up to 16.
+    """
+    if max(image.size) <= SMALL_SIDE and image.size != (HASH_SIDE + 1, HASH_SIDE):
+        return None
+    grey = image if image.mode == "L" else image.convert("L")
+    size = (HASH_SIDE + 1, HASH_SIDE)
+    cells = (grey if grey.size == size else grey.resize(size, Image.BOX)).tobytes()
+    bits = 0
+    for row in range(0, len(cells), HASH_SIDE + 1):
+        line = cells[row:row + HASH_SIDE + 1]
+        for left, right in zip(line, line[1:]):
+            bits = (bits << 1) | (left < right)
+    return bits
+
+
+def hamming(a: int, b: int) -> int:
+    """How many bits two hashes differ in."""
+    return (a ^ b).bit_count()
+
+
+def hash_hex(value: Optional[int]) -> str:
+    """A perceptual hash as 16 hex digits ("-" for none), for hashes.tsv."""
+    return "-" if value is None else f"{value:016x}"
+
+
+def hash_from_hex(text: str) -> Optional[int]:
+    """hash_hex's inverse."""
+    return None if text == "-" else int(text, 16)

@@ -1,0 +1,99 @@
+"""The ingest report's "data_health" section, and which examples --dedupe drops."""
+import collections
+import contextlib
+import gc
+from typing import Dict, List, Optional, Set, Tuple
+
+from components.contract import EVAL
+from components.data_health.groups import Group, HealthItem, duplicate_groups, is_conflict
+from components.data_health.imbalance import imbalance
+from components.data_health.leakage import leaked_pairs, leakage_summary
+
+# Entries kept in each list of the section, so that the report stays small;
+# the counts always cover everything.
+MAX_LISTED = 500
+
+
+def _group_object(group: Group, items: List[HealthItem]) -> dict:
+    return {"kind": group.kind, "paths": [items[i].relpath for i in group.members],
+            "labels": [items[i].label for i in group.members]}
+
+
+def dropped_paths(groups: List[Group], conflicts: List[Group], pairs: List[dict],
+                  items: List[HealthItem]) -> Set[str]:
+    """What --dedupe drops: every copy after a group's first path, every member of a
+    conflicting group, and every eval image whose train copy survives (no leakage)."""
+    dropped = set()
+    for group in groups:
+        members = group.members if any(group is c for c in conflicts) else group.members[1:]
+        dropped.update(items[i].relpath for i in members)
+    for pair in pairs:
+        if not set(pair["train"]) <= dropped:
+            dropped.add(pair["eval"])
+    return dropped
+
+
+@contextlib.contextmanager
+def _without_gc():
+    """The cyclic garbage collector paused: the checks allocate many small objects, which
+    set off full collections over everything the process holds (TensorFlow, Beam); in
+    ingestion that cost ten times the checks themselves (measured: docs/data_health.md).
+    Nothing they build is cyclic, so nothing waits for the collector."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cap(values: list) -> Tuple[list, bool]:
+    return values[:MAX_LISTED], len(values) > MAX_LISTED
+
+
+def data_health(items: List[HealthItem], dedupe: bool,
+                classes: Optional[List[str]] = None) -> Tuple[dict, Set[str]]:
+    """(the "data_health" section, the paths to drop: empty without `dedupe`).
+
+    `classes` lists every class (an empty one counts in the imbalance).
+    class_counts are of the examples kept.
+    """
+    with _without_gc():
+        groups = duplicate_groups(items)
+        conflicts = [g for g in groups if is_conflict(g, items)]
+        pairs = leaked_pairs(items)
+    dropped = dropped_paths(groups, conflicts, pairs, items) if dedupe else set()
+    counts: Dict[str, int] = dict.fromkeys(classes or [], 0)
+    for item in items:
+        if item.relpath not in dropped:
+            counts[item.label] = counts.get(item.label, 0) + 1
+    duplicates, cut_groups = _cap([_group_object(g, items) for g in groups])
+    conflicting, cut_conflicts = _cap([_group_object(g, items) for g in conflicts])
+    leakage = leakage_summary(pairs, sum(item.split == EVAL for item in items))
+    leakage["pairs"], cut_pairs = _cap(leakage["pairs"])
+    listed_drops, cut_drops = _cap(sorted(dropped))
+    kinds = collections.Counter(g.kind for g in groups)
+    return {
+        "images": len(items), "duplicates": duplicates, "label_conflicts": conflicting,
+        "leakage": leakage, "class_counts": counts, "imbalance": imbalance(counts),
+        "dropped": listed_drops,
+        "counts": {"exact_groups": kinds["exact"], "near_groups": kinds["near"],
+                   "duplicate_images": sum(len(g.members) - 1 for g in groups),
+                   "conflict_groups": len(conflicts), "leaked": len(pairs),
+                   "dropped": len(dropped)},
+        "truncated": cut_groups or cut_conflicts or cut_pairs or cut_drops,
+    }, dropped
+
+
+def problems(health: dict) -> Optional[str]:
+    """What --strict refuses, with up to 5 paths; None when the data is clean."""
+    counts = health["counts"]
+    if not (counts["exact_groups"] or counts["near_groups"] or counts["leaked"]):
+        return None
+    paths = [p for g in health["duplicates"] for p in g["paths"]]
+    paths += [p["eval"] for p in health["leakage"]["pairs"]]
+    return (f"{counts['exact_groups']} exact and {counts['near_groups']} near duplicate "
+            f"group(s), {counts['conflict_groups']} with conflicting labels, "
+            f"{counts['leaked']} eval image(s) leaked from train; first: "
+            f"{', '.join(list(dict.fromkeys(paths))[:5])}")

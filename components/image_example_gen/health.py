@@ -1,0 +1,93 @@
+"""Data health inside ingestion: the health rows workers send, the report section, hashes.tsv.
+
+A health row is [relpath, content hash, perceptual hash, *encode.Fact] per
+written example (shard_writer.write_shard). HASHES_FILE keeps the kept
+examples' hashes beside the report, so that a span window can look for
+leakage across spans without decoding any image again (span_store.py).
+"""
+import csv
+import io
+import os
+from typing import Dict, List, Optional, Set, Tuple
+
+import tensorflow as tf
+
+from components.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
+from components.data_health.groups import HealthItem
+from components.data_health.hashing import hash_from_hex, hash_hex
+from components.data_health.imbalance import imbalance
+from components.data_health.leakage import leaked_pairs, leakage_summary
+from components.data_health.report import MAX_LISTED, data_health
+
+# relpath, split, class name, content hash, perceptual hash (hashing.hash_hex)
+HASHES_FILE = "hashes.tsv"
+
+
+def items_of(rows: List[list]) -> List[HealthItem]:
+    """HealthItems of health rows (the fact's split and class text)."""
+    return [HealthItem(row[0], row[1], row[2], row[3], row[5]) for row in rows]
+
+
+def data_health_of(rows: List[list], dedupe: bool,
+                   classes: List[str]) -> Tuple[dict, Set[str]]:
+    """report.data_health of one ingestion's health rows."""
+    return data_health(items_of(rows), dedupe, classes)
+
+
+def write_hashes(out_dir: str, rows: List[list], dropped: Set[str]) -> None:
+    """HASHES_FILE of the examples kept, sorted by path."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    for item in sorted(items_of(rows), key=lambda item: item.relpath):
+        if item.relpath not in dropped:
+            writer.writerow([item.relpath, item.split, item.label, item.content,
+                             hash_hex(item.phash)])
+    with tf.io.gfile.GFile(os.path.join(out_dir, HASHES_FILE), "w") as f:
+        f.write(buffer.getvalue())
+
+
+def read_hashes(entry: str) -> Optional[List[HealthItem]]:
+    """An ingestion's HASHES_FILE as HealthItems; None if it has none."""
+    path = os.path.join(entry, HASHES_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as f:
+        rows = list(csv.reader(io.StringIO(f.read()), delimiter="\t"))
+    return [HealthItem(path, content, hash_from_hex(phash), split, label)
+            for path, split, label, content, phash in rows]
+
+
+def _window_leakage(hashes: List[Optional[List[HealthItem]]], newest: int) -> Optional[dict]:
+    """Leakage of the newest span's eval against the train split of every span."""
+    if any(h is None for h in hashes):
+        return None
+    items = [i for k, h in enumerate(hashes) for i in h
+             if i.split == TRAIN or k == newest]
+    pairs = leaked_pairs(items)
+    evals = sum(i.split != TRAIN for i in hashes[newest])
+    summary = leakage_summary(pairs, evals)
+    summary["pairs"] = pairs[:MAX_LISTED]
+    return summary
+
+
+def window_health(sections: List[dict], per_class: Dict[str, Dict[str, int]],
+                  hashes: List[Optional[List[HealthItem]]], newest: int) -> dict:
+    """The combined report's data_health: the spans' lists and counts summed, class
+    counts of the window's examples, and leakage across spans (the newest span's eval
+    against every span's train), when every entry kept its HASHES_FILE."""
+    counts = {name: sum(s["counts"][name] for s in sections) for name in sections[-1]["counts"]}
+    class_counts = {c: sum(per_class[s].get(c, 0) for s in SPLITS) for c in per_class[TRAIN]}
+    lists = {key: [x for s in sections for x in s[key]][:MAX_LISTED]
+             for key in ("duplicates", "label_conflicts", "dropped")}
+    leakage = _window_leakage(hashes, newest) or sections[newest]["leakage"]
+    counts["leaked"] = leakage["count"]
+    return {"images": sum(s["images"] for s in sections), **lists, "leakage": leakage,
+            "class_counts": class_counts, "imbalance": imbalance(class_counts),
+            "counts": counts, "truncated": any(s["truncated"] for s in sections)
+            or any(len(v) >= MAX_LISTED for v in lists.values())}
+
+
+def health_sections(reports: list) -> Optional[List[dict]]:
+    """Each report's data_health, or None if any lacks one (hashing was off)."""
+    sections = [r.get(DATA_HEALTH_KEY) for r in reports]
+    return None if any(s is None for s in sections) else sections
