@@ -1,4 +1,4 @@
-"""The exported SavedModel's signatures; all three share the Transform graph's numbers.
+"""The exported SavedModel's signatures; all of them share the Transform graph's numbers.
 
 - `serving_default`: serialized tf.Example in (TFMA, TF Serving predict).
 - `serving_image`: encoded image bytes in (JPEG/PNG/BMP/GIF; base64 over REST).
@@ -6,10 +6,12 @@
   for TFLite (which cannot decode images).
 
 Each returns `probabilities`, `class_id` and `class_name` (from labels.txt).
+A convolutional model also gets `serving_gradcam` (pixels and a class id in,
+a Grad-CAM heatmap out), for the Evaluator's audit (components/model_audit/).
 """
 import json
 import os
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -19,6 +21,7 @@ import tf_keras as keras
 from components.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_FILE,
                                  NORMALIZATION_FILE, PIXELS_INPUT, PROBABILITIES,
                                  SERVING_DEFAULT, SERVING_IMAGE, SERVING_TENSOR)
+from components.model_audit.signature import CLASS_ID_INPUT, HEATMAP, LAYER, SERVING_GRADCAM
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -56,7 +59,7 @@ def tft_normalization(tft_output: tft.TFTransformOutput) -> Tuple[np.ndarray, np
 def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
                        labels: List[str]) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction],
                                                    Tuple[np.ndarray, np.ndarray]]:
-    """The three signatures above, for model.save(signatures=...), and (mean, std)."""
+    """The signatures above, for model.save(signatures=...), and (mean, std)."""
     model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
     raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
     _, size, _, channels = model.input_shape
@@ -80,14 +83,74 @@ def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
     def serve_image(image_bytes):
         return outputs(transformed(image_bytes))
 
+    def normalized(pixels):
+        return (pixels / 255.0 - mean.astype(np.float32)) / std.astype(np.float32)
+
     @tf.function(input_signature=[
         tf.TensorSpec([None, size, size, channels], tf.float32, name=PIXELS_INPUT)])
     def serve_tensor(pixels):
-        return outputs((pixels / 255.0 - mean.astype(np.float32)) / std.astype(np.float32))
+        return outputs(normalized(pixels))
 
     signatures = {SERVING_DEFAULT: serve_examples, SERVING_IMAGE: serve_image,
                   SERVING_TENSOR: serve_tensor}
+    gradcam = gradcam_signature(model, normalized)
+    if gradcam is not None:
+        signatures[SERVING_GRADCAM] = gradcam
     return signatures, (mean, std)
+
+
+def gradcam_layer(model: keras.Model) -> Optional[keras.layers.Layer]:
+    """The last top-level layer with a 4-D output larger than 1x1, or None.
+
+    Only layers from the first one with weights on count: those before it
+    (the input summary, a backbone's input mapping) hold the pixels
+    themselves, and a "map" of them explains nothing. A Keras Applications
+    backbone is one such layer (a nested Model); a subclassed model has none.
+    """
+    layers = getattr(model, "layers", [])
+    first = next((i for i, layer in enumerate(layers) if layer.weights), len(layers))
+    found = None
+    for layer in layers[first:]:
+        shape = getattr(_layer_output(layer), "shape", None)
+        if shape is not None and len(shape) == 4 and (shape[1] or 0) * (shape[2] or 0) > 1:
+            found = layer
+    return found
+
+
+def _layer_output(layer):
+    """The layer's output where the model calls it (a nested model's last call), or None."""
+    try:
+        return layer.get_output_at(-1)
+    except (AttributeError, ValueError, RuntimeError):  # a subclassed model's layers
+        return None
+
+
+def gradcam_signature(model: keras.Model, normalized: Callable):
+    """`serving_gradcam` (Selvaraju et al., ICCV 2017) on gradcam_layer's output, or None.
+
+    The score explained is the class's log probability: the model ends in a
+    softmax, and a probability near 1 has a vanishing gradient.
+    """
+    layer = gradcam_layer(model)
+    if layer is None:
+        return None
+    features_and_output = keras.Model(
+        model.inputs, [_layer_output(layer), model.outputs[0]])
+    _, size, _, channels = model.input_shape
+
+    @tf.function(input_signature=[
+        tf.TensorSpec([None, size, size, channels], tf.float32, name=PIXELS_INPUT),
+        tf.TensorSpec([None], tf.int64, name=CLASS_ID_INPUT)])
+    def serve_gradcam(pixels, class_id):
+        with tf.GradientTape() as tape:
+            features, probabilities = features_and_output(normalized(pixels), training=False)
+            chosen = tf.gather(tf.cast(probabilities, tf.float32), class_id, batch_dims=1)
+            score = tf.math.log(chosen + 1e-12)
+        grads = tf.cast(tape.gradient(score, features), tf.float32)
+        weights = tf.reduce_mean(grads, axis=[1, 2], keepdims=True)
+        heatmap = tf.nn.relu(tf.reduce_sum(weights * tf.cast(features, tf.float32), axis=-1))
+        return {HEATMAP: heatmap, LAYER: tf.fill(tf.shape(class_id), layer.name)}
+    return serve_gradcam
 
 
 def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str],

@@ -26,7 +26,8 @@ from tfx.types.channel import Channel
 from components.baseline_resolver import strategy
 from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
 from components import contract as ids
-from components.contract import EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, TRAIN
+from components.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, SLICE_KEYS,
+                                 TRAIN)
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
@@ -58,6 +59,9 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     for reporting; thresholding them too would let one hard class veto a
     model whose overall accuracy passes. The confusion matrix (argmax, the
     plot's default threshold 0.0) is for reports too; summary.json carries it.
+    The slices of SLICE_KEYS (size, color, aspect, the user's group) and their
+    example counts feed the audit's slice gap (components/model_audit/); a
+    feature the examples lack (older data, no --groups) gives no slices.
     """
     threshold = tfma.MetricThreshold(
         value_threshold=tfma.GenericValueThreshold(
@@ -72,9 +76,11 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(signature_name=SERVING_DEFAULT, label_key=LABEL_KEY,
                                     prediction_key=PROBABILITIES)],
-        slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[LABEL_KEY])],
+        slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[LABEL_KEY]),
+                       *[tfma.SlicingSpec(feature_keys=[key]) for key in SLICE_KEYS]],
         metrics_specs=[tfma.MetricsSpec(metrics=[
-            accuracy, tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")])])
+            accuracy, tfma.MetricConfig(class_name="ExampleCount"),
+            tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")])])
 
 
 def _baseline(kind: str, config: PipelineConfig, trainer):
@@ -167,7 +173,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
-        example_splits=[EVAL], allow_drift=config.allow_drift).with_id(ids.EVALUATOR_ID)
+        example_splits=[EVAL], allow_drift=config.allow_drift,
+        settings=config.audit_settings()).with_id(ids.EVALUATOR_ID)
     pusher = ImagePusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(

@@ -1,24 +1,54 @@
-"""The candidate's overall accuracy, as TFMA wrote it, for the blessing and the Pusher.
+"""The candidate's accuracy, overall and per slice, as TFMA wrote it.
 
-Light at import: TFMA loads inside the function.
+Light at import: TFMA loads inside the functions, so the Pusher can import
+this module for nothing heavier.
 """
-from typing import Optional
+from typing import Dict, Iterator, Optional, Sequence, Tuple
 
 _METRIC = "sparse_categorical_accuracy"  # SparseCategoricalAccuracy (pipeline/dag.py)
+_COUNT = "example_count"  # ExampleCount (pipeline/dag.py)
 
 
-def overall_accuracy(evaluation_uri: str) -> Optional[float]:
-    """The candidate's accuracy on the overall slice, or None if TFMA wrote none.
+def _candidate_metrics(evaluation_uri: str) -> Iterator[Tuple[tuple, str, float]]:
+    """(slice, metric name, value) of the candidate: a slice is ((feature, value), ...).
 
     With a baseline TFMA names the models "candidate" and "baseline"; alone,
-    the model's name is "".
+    the model's name is "". Values of a bytes feature come back as text.
     """
     import tensorflow_model_analysis as tfma
     for metrics in tfma.load_metrics(evaluation_uri):
-        if metrics.slice_key.single_slice_keys:
-            continue
+        slice_ = tuple((key.column, _slice_value(key))
+                       for key in metrics.slice_key.single_slice_keys)
         for item in metrics.metric_keys_and_values:
             key = item.key
-            if key.name == _METRIC and not key.is_diff and key.model_name in ("", "candidate"):
-                return item.value.double_value.value
-    return None
+            if not key.is_diff and key.model_name in ("", "candidate"):
+                yield slice_, key.name, item.value.double_value.value
+
+
+def _slice_value(key) -> str:
+    kind = key.WhichOneof("kind")
+    value = getattr(key, kind) if kind else ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def overall_accuracy(evaluation_uri: str) -> Optional[float]:
+    """The candidate's accuracy on the overall slice, or None if TFMA wrote none."""
+    return next((value for slice_, name, value in _candidate_metrics(evaluation_uri)
+                 if not slice_ and name == _METRIC), None)
+
+
+def slice_accuracies(evaluation_uri: str, features: Sequence[str]
+                     ) -> Dict[str, Dict[str, dict]]:
+    """{feature: {value: {"accuracy", "examples"}}} for the single-feature slices of `features`.
+
+    A feature absent from the examples has no slices, hence no entry.
+    """
+    found: Dict[tuple, dict] = {}
+    for slice_, name, value in _candidate_metrics(evaluation_uri):
+        if len(slice_) == 1 and slice_[0][0] in features and name in (_METRIC, _COUNT):
+            found.setdefault(slice_[0], {})[name] = value
+    by_feature: Dict[str, Dict[str, dict]] = {}
+    for (feature, value), metrics in sorted(found.items()):
+        by_feature.setdefault(feature, {})[value] = {
+            "accuracy": metrics.get(_METRIC), "examples": int(metrics.get(_COUNT, 0))}
+    return by_feature

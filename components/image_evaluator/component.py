@@ -1,4 +1,4 @@
-"""ImageEvaluator: TFX's Evaluator component with the executor above, and `allow_drift`."""
+"""ImageEvaluator: TFX's Evaluator with our executor, `allow_drift` and the audit's gates."""
 from tfx import types
 from tfx.components.evaluator.component import Evaluator
 from tfx.dsl.components.base import base_component, executor_spec
@@ -6,22 +6,25 @@ from tfx.types import standard_component_specs
 from tfx.types.component_spec import ExecutionParameter
 
 from components.image_evaluator import executor
+from components.image_evaluator.settings import AuditSettings
+from components.parameters import encode, execution_parameters
 
 
 class ImageEvaluatorSpec(standard_component_specs.EvaluatorSpec):
-    """The Evaluator's spec plus whether a drifted newest span may be blessed."""
+    """The Evaluator's spec, `allow_drift`, and one parameter per AuditSettings field."""
 
     PARAMETERS = {**standard_component_specs.EvaluatorSpec.PARAMETERS,
-                  executor.ALLOW_DRIFT_KEY: ExecutionParameter(type=int)}
+                  executor.ALLOW_DRIFT_KEY: ExecutionParameter(type=int),
+                  **execution_parameters(AuditSettings)}
 
 
 class ImageEvaluator(Evaluator):
-    """tfx.components.Evaluator's arguments, plus `allow_drift` (see executor.py)."""
+    """tfx.components.Evaluator's arguments, `allow_drift` and `settings` (executor.py)."""
 
     SPEC_CLASS = ImageEvaluatorSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, *args, allow_drift: bool, **kwargs):
+    def __init__(self, *args, allow_drift: bool, settings: AuditSettings, **kwargs):
         # Evaluator.__init__ turns its arguments into the stock spec, and checks it
         # against SPEC_CLASS; a stock Evaluator builds it, and ours takes its values,
         # with new output channels (the stock ones name their producer).
@@ -29,5 +32,5 @@ class ImageEvaluator(Evaluator):
         values = {**stock.exec_properties, **stock.inputs,
                   **{key: types.Channel(type=channel.type)
                      for key, channel in stock.outputs.items()},
-                  executor.ALLOW_DRIFT_KEY: int(allow_drift)}
+                  executor.ALLOW_DRIFT_KEY: int(allow_drift), **encode(settings)}
         base_component.BaseComponent.__init__(self, spec=ImageEvaluatorSpec(**values))

@@ -1,68 +1,68 @@
-"""TFX adapter: the stock Evaluator executor, minus a baseline that says it is empty,
-plus the candidate's accuracy on its blessing, and the drift veto."""
-import os
-from typing import Any, Dict, List
+"""TFX adapter: the stock Evaluator executor, then the accuracy, the audit and the vetoes."""
+from typing import Any, Dict, List, Optional
 
 from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
-from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as BLESSED_KEY,
-                                                BLESSED_FILE_NAME as BLESSED_FILE,
-                                                NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
-from tfx.dsl.io import fileio
-from tfx.types import artifact_utils, standard_component_specs
+from tfx.types import artifact_utils, standard_component_specs as specs
 
-from components.contract import (ACCURACY_PROPERTY, INGEST_REPORT_FILE, NO_BASELINE,
-                                 VETOED_PROPERTY)
-from components.contract import read_ingest_report
-from components.drift import drift_gate
-from components.storage import files
-from components.image_evaluator.accuracy import overall_accuracy
+from components.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEYS
+from components.parameters import decode
+from components.image_evaluator.accuracy import overall_accuracy, slice_accuracies
+from components.image_evaluator.settings import AuditSettings
+from components.image_evaluator.vetoes import drift_reason, veto
+from components.model_audit.audit import run_audit, write_audit
 
-_BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 ALLOW_DRIFT_KEY = "allow_drift"
 
 
 class Executor(evaluator_executor.Executor):
-    """On a first run PushedBaseline still outputs a Model artifact (KFP needs one), marked
+    """The stock executor, then the blessing's accuracy, the audit and the vetoes.
+
+    On a first run PushedBaseline still outputs a Model artifact (KFP needs one), marked
     empty. The stock executor would try to load it; without it, TFX drops the baseline
     model spec and the change threshold, as it does when a resolver finds nothing.
 
     The blessing then gets the candidate's overall accuracy (ACCURACY_PROPERTY), so the
-    Pusher can record it in the version it pushes without reading TFMA's files."""
+    Pusher can record it in the version it pushes without reading TFMA's files; the
+    audit (components/model_audit/) writes audit.json, and a drifted span or a failed
+    audit gate un-blesses the model.
+    """
 
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
-        baseline = input_dict.get(_BASELINE) or []
+        baseline = input_dict.get(specs.BASELINE_MODEL_KEY) or []
         if baseline and baseline[0].get_int_custom_property(NO_BASELINE) == 1:
-            input_dict = {**input_dict, _BASELINE: []}
+            input_dict = {**input_dict, specs.BASELINE_MODEL_KEY: []}
         super().Do(input_dict, output_dict, exec_properties)
-        blessing = artifact_utils.get_single_instance(
-            output_dict[standard_component_specs.BLESSING_KEY])
-        accuracy = overall_accuracy(artifact_utils.get_single_instance(
-            output_dict[standard_component_specs.EVALUATION_KEY]).uri)
+        blessing = artifact_utils.get_single_instance(output_dict[specs.BLESSING_KEY])
+        evaluation = artifact_utils.get_single_instance(output_dict[specs.EVALUATION_KEY])
+        accuracy = overall_accuracy(evaluation.uri)
         if accuracy is not None:
             blessing.set_float_custom_property(ACCURACY_PROPERTY, accuracy)
-        _veto_drift(blessing, input_dict, exec_properties)
+        examples = input_dict[specs.EXAMPLES_KEY][0].uri
+        drifted = drift_reason(examples, exec_properties.get(ALLOW_DRIFT_KEY))
+        reasons = [drifted] if drifted else []
+        reasons += audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
+                         examples, evaluation.uri, blessing.uri,
+                         decode(AuditSettings, exec_properties), accuracy)
+        if reasons:
+            veto(blessing, "; ".join(reasons))
 
 
-def _veto_drift(blessing, input_dict, exec_properties) -> None:
-    """A model judged on a drifted newest span is not blessed, unless --allow-drift.
+def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
+          settings: AuditSettings, overall: Optional[float]) -> List[str]:
+    """Runs the audit, writes audit.json (and audit/) into both folders; the gates' reasons.
 
-    The veto is here, not only in the Pusher: a blessed model is a later run's
-    baseline and warm start, and one trained on drifted data must be neither.
+    An error in the audit fails the Evaluator: a model must not pass gates
+    that were never checked.
     """
-    examples = input_dict.get(standard_component_specs.EXAMPLES_KEY) or []
-    uri = examples[0].uri if examples else None
-    report = read_ingest_report(uri) if uri and files.exists(
-        os.path.join(uri, INGEST_REPORT_FILE)) else {}
-    blocked, _ = drift_gate(report, bool(exec_properties.get(ALLOW_DRIFT_KEY)))
-    if blocked is None:
-        return
-    blessing.set_string_custom_property(VETOED_PROPERTY, blocked)  # blessed by TFMA or not
-    if blessing.get_int_custom_property(BLESSED_KEY) != 1:
-        return
-    blessing.set_int_custom_property(BLESSED_KEY, 0)
-    fileio.remove(os.path.join(blessing.uri, BLESSED_FILE))
-    with fileio.open(os.path.join(blessing.uri, NOT_BLESSED_FILE), "w") as f:
-        f.write("")
+    try:
+        result = run_audit(model_uri, examples_uri, settings, overall,
+                           slice_accuracies(evaluation_uri, SLICE_KEYS))
+    except Exception as e:
+        raise RuntimeError(f"ImageEvaluator: the model audit of {model_uri} failed "
+                           f"({type(e).__name__}: {e}); see components/model_audit/") from e
+    for folder in (evaluation_uri, blessing_uri):
+        write_audit(result, folder)
+    return result["blocked"]

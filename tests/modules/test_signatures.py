@@ -35,6 +35,7 @@ def test_training_and_serving_image_give_the_same_tensor(transformed, tmp_path):
     shape = (transformed.size, transformed.size, transformed.channels)
     identity = keras.Sequential([keras.Input(shape), keras.layers.Flatten()])
     signatures = _export(identity, transformed, tmp_path)
+    assert "serving_gradcam" not in signatures  # no layer with a spatial output
     batch = next(iter(make_dataset(transformed.files["eval"], transformed.data_accessor,
                                    transformed.tft_output, 1, shuffle=False, seed=0,
                                    num_classes=len(LABELS))))
@@ -54,7 +55,8 @@ def test_all_signatures_load_and_agree(transformed, tmp_path):
     size = transformed.size
     model = build_cnn((size, size, transformed.channels), len(LABELS))
     signatures = _export(model, transformed, tmp_path)
-    assert set(signatures) == {"serving_default", "serving_image", "serving_tensor"}
+    assert set(signatures) == {"serving_default", "serving_image", "serving_tensor",
+                               "serving_gradcam"}
     paths = transformed.images[:5]
     pixels = np.stack([np.asarray(Image.open(p), np.float32).reshape(
         size, size, transformed.channels) for p in paths])
@@ -73,3 +75,9 @@ def test_all_signatures_load_and_agree(transformed, tmp_path):
         transformed.channels
     names = [LABELS[i] for i in results[0]["class_id"].numpy()]
     assert [n.decode() for n in results[0]["class_name"].numpy()] == names
+    # Grad-CAM on the last spatial layer: 8 -> 6 -> 4 px (convolutions) -> 2 px (pooling).
+    gradcam = signatures["serving_gradcam"](pixels=tf.constant(pixels),
+                                            class_id=results[0]["class_id"])
+    assert gradcam["heatmap"].shape == (5, 2, 2) and gradcam["heatmap"].numpy().min() >= 0
+    (layer,) = {name.decode() for name in gradcam["layer"].numpy()}
+    assert layer.startswith("dropout")  # Keras numbers names within a process

@@ -62,7 +62,20 @@ def test_eval_config_thresholds_bind_the_overall_slice_only(config):
     assert threshold.value_threshold.lower_bound.value == 0.7
     assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
     assert [s.feature_keys for s in eval_config(planned(config).config).slicing_specs] == [
-        [], ["image/class/label"]]
+        [], ["image/class/label"], ["image/slice/size"], ["image/slice/color"],
+        ["image/slice/aspect"], ["image/group"]]
+
+
+def test_eval_config_counts_examples_for_the_audits_slice_gap(config):
+    metrics = eval_config(planned(config).config).metrics_specs[0].metrics
+    assert "ExampleCount" in [m.class_name for m in metrics]
+
+
+def test_evaluator_carries_the_audit_gates(config):
+    gated = config.replace(max_slice_gap=0.1, min_robust_accuracy=0.5)
+    props = {c.id: c for c in create_components(planned(gated))}["Evaluator"].exec_properties
+    assert (props["max_slice_gap"], props["min_robust_accuracy"]) == (0.1, 0.5)
+    assert props.get("max_leakage_gain") is None  # unset: reported only
 
 
 def test_pipeline_writes_everything_under_output(config):

@@ -1,5 +1,6 @@
 """ImageEvaluator's adapter: a baseline marked empty is dropped before TFX's Evaluator runs,
-and the blessing carries the candidate's overall accuracy."""
+the blessing carries the candidate's overall accuracy, the audit writes audit.json, and a
+drifted span or a failed audit gate un-blesses."""
 import json
 import os
 import shutil
@@ -10,8 +11,9 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import artifact_utils, standard_artifacts, standard_component_specs as specs
 from tfx.utils import proto_utils
 
-from components.contract import NO_BASELINE
+from components.contract import AUDIT_FILE, GROUP_KEY, NO_BASELINE, VETOED_PROPERTY
 from components.contract import ACCURACY_PROPERTY
+from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
 
@@ -33,7 +35,9 @@ def _inputs_seen(monkeypatch, tmp_path, baseline):
     seen = {}
     monkeypatch.setattr(evaluator_executor.Executor, "Do",
                         lambda self, inputs, outputs, props: seen.update(inputs))
-    Executor().Do({"model": [standard_artifacts.Model()], "baseline_model": baseline},
+    monkeypatch.setattr(executor, "audit", lambda *args: [])
+    Executor().Do({"model": [standard_artifacts.Model()], "baseline_model": baseline,
+                   "examples": [_examples(str(tmp_path / "examples"))]},
                   _outputs(tmp_path), {})
     return seen
 
@@ -95,7 +99,8 @@ def test_a_drifted_newest_span_vetoes_the_blessing_unless_allowed(tmp_path, expo
     outputs = _evaluate(tmp_path, exported_model, str(examples), allow_drift=allow)
     blessing = outputs[specs.BLESSING_KEY][0]
     assert blessing.get_int_custom_property("blessed") == allow
-    assert os.listdir(blessing.uri) == ["BLESSED" if allow else "NOT_BLESSED"]
+    assert {"BLESSED", "NOT_BLESSED"} & set(os.listdir(blessing.uri)) == {
+        "BLESSED" if allow else "NOT_BLESSED"}
     vetoed = blessing.get_string_custom_property(VETOED_PROPERTY)
     assert ("brightness" in vetoed and "--allow-drift" in vetoed) if not allow else not vetoed
 
@@ -108,7 +113,64 @@ def test_the_blessing_carries_the_candidates_overall_accuracy(tmp_path, exported
     assert blessing.has_custom_property(ACCURACY_PROPERTY) and 0.0 <= accuracy <= 1.0
     assert accuracy == overall_accuracy(outputs[specs.EVALUATION_KEY][0].uri)
     assert blessing.get_int_custom_property("blessed") == 1  # threshold 0, no baseline
+    # The audit, in both folders, pictures beside it.
+    evaluation = outputs[specs.EVALUATION_KEY][0].uri
+    audit = json.loads(open(os.path.join(evaluation, AUDIT_FILE)).read())
+    assert audit == json.loads(open(os.path.join(blessing.uri, AUDIT_FILE)).read())
+    assert {"examples", "accuracy", "seconds", "leakage", "suspects", "saliency", "robustness",
+            "slices", "gates", "blocked"} <= set(audit)
+    assert audit["saliency"]["method"] == "grad-cam"
+    assert audit["saliency"]["layer"].startswith("dropout")  # the CNN's last spatial layer
+    assert audit["slices"]["overall"] == accuracy and audit["blocked"] == []
+    for row in audit["saliency"]["images"] + audit["suspects"]["top"]:
+        picture = row.get("overlay") or row["thumbnail"]
+        assert os.path.isfile(os.path.join(evaluation, picture))
+        assert os.path.isfile(os.path.join(blessing.uri, picture))
 
 
 def test_no_metrics_means_no_accuracy(tmp_path):
     assert overall_accuracy(str(tmp_path)) is None
+
+
+def _eval_split_with_groups(tmp_path, exported_model):
+    """Examples whose eval split is 30 images the model gets right (group "a") and 20 it
+    gets wrong (group "b"): overall accuracy 0.6, group b's 0, a slice gap of 0.6."""
+    import tensorflow as tf
+    from components.contract import LABEL_KEY
+    examples = tmp_path / "examples"
+    shutil.copytree(exported_model.examples_uri, examples)
+    eval_dir = examples / "Split-eval"
+    records = [r.numpy() for r in tf.data.TFRecordDataset(
+        [str(p) for p in eval_dir.iterdir()], compression_type="GZIP")]
+    serve = tf.saved_model.load(exported_model.model_dir).signatures["serving_default"]
+    predicted = serve(examples=tf.constant(records))["class_id"].numpy()
+    for path in eval_dir.iterdir():
+        path.unlink()
+    with tf.io.TFRecordWriter(str(eval_dir / "eval.gz"), "GZIP") as writer:
+        for i in range(50):
+            example = tf.train.Example.FromString(records[i % len(records)])
+            right = i < 30
+            label = int(predicted[i % len(records)]) if right else \
+                1 - int(predicted[i % len(records)])
+            example.features.feature[LABEL_KEY].int64_list.value[:] = [label]
+            example.features.feature[GROUP_KEY].bytes_list.value[:] = [b"a" if right else b"b"]
+            writer.write(example.SerializeToString())
+    return str(examples)
+
+
+@pytest.mark.integration  # TFMA scores a real SavedModel with Beam
+@pytest.mark.parametrize("limit, blessed", [(0.5, 0), (0.7, 1)])
+def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model, limit,
+                                                        blessed):
+    outputs = _evaluate(tmp_path, exported_model,
+                        _eval_split_with_groups(tmp_path, exported_model), max_slice_gap=limit)
+    blessing = outputs[specs.BLESSING_KEY][0]
+    audit = json.loads(open(os.path.join(blessing.uri, AUDIT_FILE)).read())
+    assert audit["slices"]["worst"] == {"feature": GROUP_KEY, "value": "b", "accuracy": 0.0,
+                                        "examples": 20}
+    assert audit["slices"]["gap"] == pytest.approx(0.6)
+    assert audit["gates"]["max_slice_gap"]["passed"] == bool(blessed)
+    assert blessing.get_int_custom_property("blessed") == blessed
+    assert ("--max-slice-gap" in blessing.get_string_custom_property(VETOED_PROPERTY)) \
+        != bool(blessed)
+    assert os.path.exists(os.path.join(blessing.uri, "BLESSED" if blessed else "NOT_BLESSED"))

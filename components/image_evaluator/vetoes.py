@@ -1,0 +1,35 @@
+"""The vetoes that un-bless a model TFMA blessed: a drifted newest span, a failed audit gate."""
+import os
+from typing import Optional
+
+from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as BLESSED_KEY,
+                                                BLESSED_FILE_NAME as BLESSED_FILE,
+                                                NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
+from tfx.dsl.io import fileio
+
+from components.contract import INGEST_REPORT_FILE, VETOED_PROPERTY, read_ingest_report
+from components.drift import drift_gate
+from components.storage import files
+
+
+def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:
+    """Why a model judged on a drifted newest span must not be blessed (--allow-drift).
+
+    The veto is here, not only in the Pusher: a blessed model is a later run's
+    baseline and warm start, and one trained on drifted data must be neither.
+    """
+    report = read_ingest_report(examples_uri) if files.exists(
+        os.path.join(examples_uri, INGEST_REPORT_FILE)) else {}
+    blocked, _ = drift_gate(report, bool(allow_drift))
+    return blocked
+
+
+def veto(blessing, reason: str) -> None:
+    """Records why on the blessing, blessed by TFMA or not; un-blesses a blessed one."""
+    blessing.set_string_custom_property(VETOED_PROPERTY, reason)
+    if blessing.get_int_custom_property(BLESSED_KEY) != 1:
+        return
+    blessing.set_int_custom_property(BLESSED_KEY, 0)
+    fileio.remove(os.path.join(blessing.uri, BLESSED_FILE))
+    with fileio.open(os.path.join(blessing.uri, NOT_BLESSED_FILE), "w") as f:
+        f.write("")

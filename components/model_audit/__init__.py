@@ -1,0 +1,1 @@
+"""The Evaluator's model audit: label errors, saliency, robustness, leakage, slices, gates."""
