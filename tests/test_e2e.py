@@ -149,6 +149,7 @@ def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
     assert pushed["tflite"] == str(out / "tflite" / "imagepipe" / str(pushed["version"]))
     assert pushed["tflite_gate"]["ok"] and pushed["tflite_gate"]["drop"] <= 0.0
     assert sorted(os.listdir(pushed["tflite"])) == ["labels.txt", "model.tflite",
+                                                    "model_card.html", "model_card.json",
                                                     "model_info.json"]
     info = json.loads(open(os.path.join(pushed["tflite"], "model_info.json")).read())
     assert info["input"]["shape"] == [28, 28, 1] and info["labels"] == [str(i) for i in range(10)]

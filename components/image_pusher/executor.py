@@ -5,9 +5,11 @@ The blessing check is TFX's; then the drift gate (continuous.py); the push
 configured, a TFLite version that must pass the parity gate) is push.push.
 What happened goes into the PushedModel's custom properties, which
 summary.json reads; the version's provenance gets the spans and the
-Evaluator's accuracy.
+Evaluator's accuracy; the model card (model_card/) is read from the blessing's
+audit, the ingest report and the model.
 """
 import json
+import os
 from typing import Any, Dict, List, Optional
 
 from tfx import types
@@ -18,6 +20,7 @@ from tfx.utils import proto_utils
 
 from components.drift import drift_gate
 from components.image_pusher.continuous import ingest_report_of, push_record
+from components.image_pusher.model_card.sources import read_card_sources
 from components.image_pusher.push import PushOutcome, push
 from components.image_pusher.settings import PushSettings
 from components.storage.tree_copy import copy_tree
@@ -28,9 +31,11 @@ from components.parameters import decode
 
 # The optional input with the examples: eval split for parity, train for int8 calibration.
 EXAMPLES_KEY = "examples"
-# Custom properties set on the PushedModel beside the stock Pusher's: why nothing was
-# pushed (drift, a rolled-back model), and the drift a push went ahead despite.
+# Custom properties beside the stock Pusher's: why nothing was pushed (drift, a rolled-back
+# model), the drift a push went ahead despite, the version's model_card.json, and whether
+# model.tflite embeds its labels ({"embedded": true, ...} or {"embedded": false, "reason"}).
 BLOCKED, DRIFT_OVERRIDDEN = "blocked", "drift_overridden"
+MODEL_CARD, TFLITE_METADATA = "model_card", "tflite_metadata"
 
 
 class Executor(pusher_executor.Executor):
@@ -60,10 +65,12 @@ class Executor(pusher_executor.Executor):
             input_dict[standard_component_specs.MODEL_BLESSING_KEY])
         record = push_record(examples and examples.get_custom_property(SPANS_PROPERTY), report,
                              blessing.get_custom_property(ACCURACY_PROPERTY), overridden)
-        model_path = self.GetModelPath(input_dict)
-        outcome = push(model_path, artifact_utils.get_single_instance(
-                           input_dict[standard_component_specs.MODEL_KEY]).uri,
-                       _base_directory(exec_properties), examples_uri, settings, record)
+        model_path, base = self.GetModelPath(input_dict), _base_directory(exec_properties)
+        model_uri = artifact_utils.get_single_instance(
+            input_dict[standard_component_specs.MODEL_KEY]).uri
+        card = read_card_sources(os.path.basename(os.path.normpath(base)), model_path,
+                                 model_uri, blessing.uri, report, record)
+        outcome = push(model_path, model_uri, base, examples_uri, settings, record, card)
         self._record(model_push, model_path, outcome)
 
     def _record(self, model_push: types.Artifact, model_path: Optional[str],
@@ -82,6 +89,10 @@ class Executor(pusher_executor.Executor):
             model_push.set_string_custom_property("tflite_destination", tflite.path or "")
             model_push.set_string_custom_property(
                 "tflite_parity", json.dumps({**tflite.parity, "reason": tflite.reason}))
+            if tflite.metadata is not None:
+                model_push.set_string_custom_property(TFLITE_METADATA, json.dumps(tflite.metadata))
+        if outcome.model_card:
+            model_push.set_string_custom_property(MODEL_CARD, outcome.model_card)
         copy_tree(model_path, model_push.uri)
         tfx_internals.mark_pushed(self, model_push, outcome.serving_path,
                                   str(outcome.version))

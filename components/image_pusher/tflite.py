@@ -24,13 +24,16 @@ SIGNATURE = SERVING_TENSOR
 
 
 def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
-    """Re-saves the SavedModel with `serving_tensor` returning probabilities and class_id only.
+    """Re-saves the SavedModel with `serving_tensor` returning probabilities only.
 
     Why: the class_name output is a gather over strings, a dynamic-sized tensor,
     and the TFLite interpreter then refuses XNNPACK for the whole graph ("a
     delegate that only supports static-sized tensors ..."), and int8 inference
-    ran on the slower builtin kernels (docs/performance.md).
-    Apps map class_id through labels.txt, which is pushed beside the model.
+    ran on the slower builtin kernels (docs/performance.md). class_id (int64,
+    [batch]) goes too: LiteRT's Task Library and MediaPipe image classifiers
+    take every output for a [1 x classes] float score tensor and refuse others.
+    Apps take the argmax and read the name from the labels packed in the file
+    (tflite_metadata.py) or from labels.txt beside it.
     """
     loaded = tf.saved_model.load(saved_model_dir)
     serve = loaded.signatures[SIGNATURE]
@@ -39,7 +42,7 @@ def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
     @tf.function(input_signature=[tf.TensorSpec(spec.shape, spec.dtype, name="pixels")])
     def numeric(pixels):
         outputs = serve(pixels=pixels)
-        return {"probabilities": outputs["probabilities"], "class_id": outputs["class_id"]}
+        return {"probabilities": outputs["probabilities"]}
 
     tf.saved_model.save(loaded, export_dir, signatures={SIGNATURE: numeric})
 
@@ -105,7 +108,8 @@ def convert(saved_model_dir: str, quantize: str,
         if quantize == "int8":
             converter.representative_dataset = lambda: (
                 {"pixels": image[None]} for image in representative)
-            # Builtins besides INT8: argmax has no int8-output kernel.
+            # Builtins besides INT8: an op without an int8 kernel stays float instead
+            # of failing the conversion (argmax had none while class_id was an output).
             converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8,
                                                    tf.lite.OpsSet.TFLITE_BUILTINS]
         return converter.convert()
@@ -230,13 +234,15 @@ def split_pixels(split_dir: str, size: int, channels: int,
 
 
 def model_info(pixels_shape: List[int], mean: List[float], std: List[float],
-               labels: List[str], quantize: str, version: int) -> dict:
-    """What an app needs besides the .tflite file (written as model_info.json)."""
+               labels: List[str], quantize: str, version: int, metadata: dict) -> dict:
+    """What an app needs besides the .tflite file (written as model_info.json);
+    `metadata` says whether the labels are packed in the file (tflite_metadata.py)."""
     return {"input": {"name": "pixels", "shape": pixels_shape, "dtype": "float32",
                       "range": [0, 255],
                       "preprocessing": "decode, convert to the channels above, resize with "
                                        "antialiasing to the shape above; normalization "
                                        "((x / 255 - mean) / std) is inside the model"},
             "normalization": {"mean": mean, "std": std},
-            "outputs": ["probabilities", "class_id"],
-            "labels": labels, "quantization": quantize, "source_version": version}
+            "outputs": ["probabilities"],
+            "labels": labels, "quantization": quantize, "source_version": version,
+            "metadata": metadata}

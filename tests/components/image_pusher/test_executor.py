@@ -21,9 +21,11 @@ pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
          saved_model: str = None, report: dict = None, spans: str = None,
-         accuracy: float = None, allow_drift: bool = False, model_name: str = "model"):
+         accuracy: float = None, allow_drift: bool = False, model_name: str = "model",
+         audit: dict = None):
     """The executor on a Model artifact holding `saved_model` (a copy); with `report`,
-    an Examples input whose ingest_report.json it is (and `spans` its property)."""
+    an Examples input whose ingest_report.json it is (and `spans` its property); with
+    `audit`, the Evaluator's audit.json in the blessing."""
     model = standard_artifacts.Model()
     model.uri = str(tmp_path / model_name)
     if not os.path.exists(os.path.join(model.uri, "Format-Serving")):
@@ -31,6 +33,10 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
     blessing = standard_artifacts.ModelBlessing()
     blessing.uri = str(tmp_path / "blessing")
     blessing.set_int_custom_property("blessed", int(blessed))
+    if audit is not None:
+        os.makedirs(blessing.uri, exist_ok=True)
+        with open(os.path.join(blessing.uri, "audit.json"), "w") as f:
+            json.dump(audit, f)
     if accuracy is not None:
         blessing.set_float_custom_property("accuracy", accuracy)
     pushed = standard_artifacts.PushedModel()
@@ -66,7 +72,8 @@ def _examples(tmp_path, report, spans):
 
 
 def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exported_model):
-    pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir)
+    pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
+                  audit={"examples": 8, "accuracy": 0.625})  # an audit with parts missing
     assert pushed.get_int_custom_property("pushed") == 1
     version = pushed.get_string_custom_property("pushed_version")
     destination = pushed.get_string_custom_property("pushed_destination")
@@ -79,6 +86,19 @@ def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exp
     assert provenance(destination)["source_uri"] == str(tmp_path / "model")
     assert set(os.listdir(tmp_path / "serving")) == {"digits", "models.config",
                                                      "batching.config"}
+    # The model card ships inside the version, and the push records where.
+    card_path = os.path.join(destination, "assets.extra", "model_card.json")
+    assert pushed.get_string_custom_property("model_card") == card_path
+    assert provenance(destination)["model_card"] == "assets.extra/model_card.json"
+    card = json.loads(open(card_path).read())
+    assert card["model_details"]["name"] == "digits"
+    assert card["model_details"]["version"]["name"] == version
+    assert card["model_parameters"]["model_architecture"] == "mnist_cnn"
+    assert {"key": "image_size", "value": "8x8"} in card["model_parameters"]["input_format_map"]
+    assert {"type": "accuracy", "value": "0.6250", "slice": "overall (8 eval examples)"} in \
+        card["quantitative_analysis"]["performance_metrics"]
+    html = open(os.path.join(destination, "assets.extra", "model_card.html")).read()
+    assert "Model Card for digits" in html and "0.6250" in html
 
 
 def test_unblessed_model_pushes_nothing(tmp_path, exported_model):

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_pusher import tflite
+from tensorflow_lite_support.metadata.python import metadata
+
+from components.image_pusher import tflite, tflite_metadata
 from components.image_pusher.tflite_push import push_tflite
 from modules.model import build_cnn, compile_model
 
@@ -74,8 +76,8 @@ def test_the_converted_graph_has_only_numeric_tensors_so_xnnpack_can_take_it(tra
     assert not [d["name"] for d in details if d["dtype"] in (np.object_, np.bytes_)]
     pixels, _ = _data()
     outputs = runner(pixels[:3])
-    assert set(outputs) == {"probabilities", "class_id"}
-    assert outputs["class_id"].tolist() == outputs["probabilities"].argmax(-1).tolist()
+    # Only float scores: LiteRT's and MediaPipe's image classifiers refuse any other output.
+    assert set(outputs) == {"probabilities"} and outputs["probabilities"].shape == (3, 2)
     assert runner(pixels[:1])["probabilities"].shape == (1, 2)  # resized back down
 
 
@@ -127,20 +129,97 @@ def _with_assets(saved_model: str) -> str:
     return saved_model
 
 
-def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image):
+def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image, monkeypatch):
     examples, model = _examples_artifact(tmp_path, make_image), _with_assets(trained)
     base = tmp_path / "tflite" / "digits"
-    result = push_tflite(model, examples, str(base), 7, "dynamic", tolerance=0.01)
+    result = push_tflite(model, examples, str(base), 7, "dynamic", tolerance=0.01,
+                         files={"model_card.json": b"{}"})
     assert result["path"] == str(base / "7") and result["parity"]["ok"]
-    assert sorted(os.listdir(base / "7")) == ["labels.txt", "model.tflite", "model_info.json"]
+    assert sorted(os.listdir(base / "7")) == ["labels.txt", "model.tflite", "model_card.json",
+                                              "model_info.json"]
     info = json.loads((base / "7" / "model_info.json").read_text())
     assert info["input"]["shape"] == [8, 8, 1] and info["labels"] == ["dark", "bright"]
     assert (info["quantization"], info["source_version"]) == ("dynamic", 7)
     assert info["normalization"] == {"mean": [0.5], "std": [0.3]}
+    assert info["metadata"]["embedded"] and result["metadata"]["embedded"]
+    # The labels travel inside the file: an app needs no labels.txt beside it.
+    displayer = metadata.MetadataDisplayer.with_model_file(str(base / "7" / "model.tflite"))
+    assert displayer.get_associated_file_buffer("labels.txt") == b"dark\nbright\n"
+    assert json.loads(displayer.get_metadata_json())["name"] == "digits"
     # A gate no conversion can pass: nothing is pushed, and the reason says why.
     refused = push_tflite(model, examples, str(base), 8, "none", tolerance=-1.0)
     assert refused["path"] is None and "only the SavedModel was pushed" in refused["reason"]
     assert sorted(os.listdir(base)) == ["7"]
+    # Without libusb the writer's native module cannot load: pushed all the same, and said.
+    monkeypatch.setattr(tflite_metadata, "_writer", _missing_libusb)
+    bare = push_tflite(model, examples, str(base), 9, "none", tolerance=0.01)
+    assert bare["path"] == str(base / "9") and not bare["metadata"]["embedded"]
+    reason = json.loads((base / "9" / "model_info.json").read_text())["metadata"]["reason"]
+    assert "libusb-1.0" in reason and "apt-get install libusb-1.0-0" in reason
+    assert (base / "9" / "labels.txt").read_text() == "dark\nbright\n"
+    with pytest.raises(ValueError, match="does not have metadata"):
+        metadata.MetadataDisplayer.with_model_file(str(base / "9" / "model.tflite"))
+
+
+def _missing_libusb():
+    raise ImportError("libusb-1.0.so.0: cannot open shared object file: No such file or "
+                      "directory")
+
+
+@pytest.mark.parametrize("quantize", ["none", "int8"])
+def test_the_packed_file_carries_its_labels_and_identity_normalization(trained, quantize):
+    # The graph normalizes inside and int8 keeps a float32 input: every conversion
+    # wants raw [0, 255] pixels, so the metadata's normalization is (x - 0) / 1.
+    pixels, _ = _data()
+    model = tflite.convert(trained, quantize, representative=pixels[:16])
+    packed, record = tflite_metadata.embed_metadata(model, ["dark", "bright"], "digits", 3,
+                                                    quantize, channels=1)
+    assert record["embedded"], record
+    displayer = metadata.MetadataDisplayer.with_model_buffer(packed)
+    assert displayer.get_packed_associated_file_list() == ["labels.txt"]
+    assert displayer.get_associated_file_buffer("labels.txt") == b"dark\nbright\n"
+    described = json.loads(displayer.get_metadata_json())
+    assert (described["name"], described["version"]) == ("digits", "3")
+    graph = described["subgraph_metadata"][0]
+    pixels_md, scores_md = graph["input_tensor_metadata"][0], graph["output_tensor_metadata"][0]
+    assert pixels_md["content"]["content_properties"] == {"color_space": "GRAYSCALE"}
+    assert pixels_md["process_units"][0]["options"] == {"mean": [0.0], "std": [1.0]}
+    assert pixels_md["stats"] == {"max": [255.0], "min": [0.0]}
+    assert scores_md["associated_files"][0]["type"] == "TENSOR_AXIS_LABELS"
+    # Metadata is a buffer beside the graph: the interpreter computes the same numbers.
+    np.testing.assert_array_equal(tflite.tflite_probabilities(packed, pixels),
+                                  tflite.tflite_probabilities(model, pixels))
+
+
+def test_an_rgb_model_is_described_as_rgb(tmp_path):
+    model = tf.keras.Sequential([tf.keras.layers.Input((4, 4, 3)), tf.keras.layers.Flatten(),
+                                 tf.keras.layers.Dense(2, activation="softmax")])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4, 4, 3], tf.float32, name="pixels")])
+    def serve(pixels):
+        return {"probabilities": model(pixels / 255.0)}
+
+    model.save(str(tmp_path / "rgb"), save_format="tf", signatures={tflite.SIGNATURE: serve})
+    packed, _ = tflite_metadata.embed_metadata(tflite.convert(str(tmp_path / "rgb"), "none"),
+                                               ["a", "b"], "rgb", 1, "none", channels=3)
+    described = json.loads(metadata.MetadataDisplayer.with_model_buffer(packed)
+                           .get_metadata_json())
+    pixels_md = described["subgraph_metadata"][0]["input_tensor_metadata"][0]
+    assert pixels_md["content"]["content_properties"] == {"color_space": "RGB"}
+
+
+def test_a_writer_that_cannot_load_leaves_the_model_as_it_was_and_says_why(monkeypatch):
+    monkeypatch.setattr(tflite_metadata, "_writer", _missing_libusb)
+    model, record = tflite_metadata.embed_metadata(b"model", ["a"], "m", 1, "none", 3)
+    assert model == b"model" and record["embedded"] is False
+    assert "apt-get install libusb-1.0-0" in record["reason"]
+
+    def not_installed():
+        raise ImportError("No module named 'tensorflow_lite_support'")
+
+    monkeypatch.setattr(tflite_metadata, "_writer", not_installed)
+    _, record = tflite_metadata.embed_metadata(b"model", ["a"], "m", 1, "none", 3)
+    assert "pip install --no-deps tflite-support==0.4.4" in record["reason"]
 
 
 def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch):
