@@ -1,14 +1,15 @@
-"""Build <output>/report/: five PNGs and an index.html that shows them with the summary."""
-import html
+"""Build <output>/report/: five PNGs, the audit's images, and an index.html (page.py)."""
 import json
 import os
-from typing import Dict
+import shutil
+from typing import Dict, Optional
 
+from components.contract import AUDIT_DIR, MODEL_CARD_HTML
 from components.storage import files
 from components.storage.tree_copy import copy_tree
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
-from pipeline.report.console import continuous_lines
+from pipeline.report.page import index_html
 
 PNGS = ("gallery.png", "confusion_matrix.png", "per_class_accuracy.png",
         "training_curves.png", "transformed_samples.png")
@@ -43,18 +44,38 @@ def _build(config: PipelineConfig, summary: dict, report_dir: str) -> str:
     os.makedirs(report_dir, exist_ok=True)
     path = lambda name: os.path.join(report_dir, name)  # noqa: E731
     uris = collect.artifact_uris(config)
+    audit = (summary["eval"].get("audit") or {}).get("uri")
     inputs = json.dumps({"uris": uris, "examples": summary["data"]["examples_uri"],
                          "eval": summary["eval"]}, sort_keys=True)
     if _read(path(INPUTS_FILE)) != inputs:
         _remove(path(INPUTS_FILE))  # a failure below must not leave it vouching
         _draw(collect, summary, uris, path)
+        _copy_audit(audit, path(AUDIT_DIR))
         with open(path(INPUTS_FILE), "w") as f:
             f.write(inputs)
+    _copy_model_card(summary["pushed"].get("model_card"), path(MODEL_CARD_HTML))
     index = path("index.html")
     with open(index + ".tmp", "w") as f:
         f.write(index_html(summary, [n for n in PNGS if os.path.exists(path(n))]))
     os.replace(index + ".tmp", index)
     return index
+
+
+def _copy_audit(evaluation_uri: Optional[str], target: str) -> None:
+    """The audit's thumbnails and saliency maps, beside index.html (the page stays whole
+    when the run's artifacts are moved or the report is served from a bucket)."""
+    shutil.rmtree(target, ignore_errors=True)  # a previous run's images
+    source = evaluation_uri and os.path.join(evaluation_uri, AUDIT_DIR)
+    if source and files.isdir(source):
+        copy_tree(source, target)
+
+
+def _copy_model_card(card: Optional[str], target: str) -> None:
+    """The pushed version's model card, linked from the header; none: no stale copy."""
+    if card and files.exists(card):
+        files.write_bytes(target, files.read_bytes(card))
+    else:
+        _remove(target)
 
 
 def _draw(collect, summary: dict, uris: Dict[str, str], path) -> None:
@@ -88,33 +109,3 @@ def _remove(path: str) -> None:
         os.remove(path)
     except FileNotFoundError:
         pass
-
-
-def _rows(summary: dict) -> Dict[str, str]:
-    data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
-    baseline = evaluation["baseline_accuracy"]
-    return {
-        "data": f"{data['path']} ({data['format']}): {len(data['classes'])} classes, "
-                + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
-                + f"; {data['skipped']} skipped",
-        "accuracy": f"{evaluation['accuracy']:.4f}"
-                    + ("" if baseline is None else f" (baseline {baseline:.4f})"),
-        "blessed": f"{'yes' if evaluation['blessed'] else 'NO'}: {evaluation['reason']}",
-        # spans, warm start, drift and a blocked push: the console's lines, "key  value"
-        **{line[:10].strip(): line[10:] for line in continuous_lines(summary)},
-        "pushed": pushed["serving"] or "nothing",
-        "tflite": pushed["tflite"] or "nothing",
-        "time": ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items()),
-    }
-
-
-def index_html(summary: dict, pngs=PNGS) -> str:
-    """A self-contained page: the summary table, then the pictures (relative links)."""
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-                   for k, v in _rows(summary).items())
-    images = "".join(f'<h2>{name[:-4].replace("_", " ")}</h2><img src="{name}" alt="{name}">'
-                     for name in pngs)
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>imagepipe report</title>"
-            "<style>body{font-family:sans-serif;margin:2em}th{text-align:left;padding-right:1em}"
-            "img{max-width:100%}</style></head><body><h1>imagepipe run report</h1>"
-            f"<table>{rows}</table>{images}</body></html>\n")

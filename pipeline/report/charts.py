@@ -16,11 +16,19 @@ WRONG, RIGHT = "#d62728", "#222222"
 # Above this many classes the confusion chart is not drawn (summary.json still has
 # the counts up to 1,000) and the per-class bars stop growing the figure.
 MAX_CHART_CLASSES = 100
+DPI = 80
+# The gallery: tiles this wide on the page (8 columns: 1,024 px, inside a
+# 1,400 px window), and a band above each for a two-line title.
+GALLERY_TILE_IN = 1.6
+TITLE_PT = 10
+TITLE_BAND_IN = 0.4
+SUPTITLE_IN = 0.35
 
 
-def _save(fig, path: str) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
+def _save(fig, path: str, tight: bool = True) -> str:
+    if tight:
+        fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -67,21 +75,55 @@ def _cell(r: int, c: int, shape, band: int, pad: int = 2):
 
 def gallery(images: Sequence[np.ndarray], actual: Sequence[str], predicted: Sequence[str],
             path: str, columns: int = 8) -> str:
-    """Eval images titled "actual (predicted)", wrong predictions in red."""
+    """Eval images titled with their class, and "→ predicted" under it in red when wrong."""
+    return _save(gallery_figure(images, actual, predicted, columns), path, tight=False)
+
+
+def gallery_figure(images: Sequence[np.ndarray], actual: Sequence[str],
+                   predicted: Sequence[str], columns: int = 8):
+    """The gallery's figure: tiles GALLERY_TILE_IN wide, each title fitted to its tile.
+
+    The figure is sized from the montage, so a title band of two lines in
+    points is a known number of image pixels, and titles are measured with the
+    renderer and shrunk (then shortened) until they fit their tile: a long
+    class name no longer runs over its neighbours'.
+    """
     rows = max(1, math.ceil(len(images) / columns))
     shape = _tile_shape([images])
-    band = max(6, shape[0] // 2)  # room for the title above each image
+    scale = GALLERY_TILE_IN / shape[1]  # inches per image pixel
+    band = math.ceil(TITLE_BAND_IN / scale)
     grid = [list(images[r * columns:(r + 1) * columns]) for r in range(rows)]
-    fig, ax = plt.subplots(figsize=(columns * 1.5, rows * 1.7))
-    ax.imshow(_montage(grid, band), interpolation="nearest")
+    canvas = _montage(grid, band)
+    height = canvas.shape[0] * scale
+    fig = plt.figure(figsize=(canvas.shape[1] * scale, height + SUPTITLE_IN), dpi=DPI)
+    ax = fig.add_axes((0, 0, 1, height / (height + SUPTITLE_IN)))
+    ax.imshow(canvas, interpolation="nearest", aspect="auto")
     ax.axis("off")
+    renderer = fig.canvas.get_renderer()
     for i, (truth, guess) in enumerate(zip(actual, predicted)):
         x, y = _cell(i // columns, i % columns, shape, band)
-        ax.text(x + shape[1] / 2, y + band * 0.8, f"{truth} ({guess})", ha="center",
-                va="bottom", fontsize=9, color=RIGHT if truth == guess else WRONG)
+        title = ax.text(x + shape[1] / 2, y + band - 1, truth if truth == guess else
+                        f"{truth}\n→ {guess}", ha="center", va="bottom", fontsize=TITLE_PT,
+                        linespacing=1.15, color=RIGHT if truth == guess else WRONG)
+        _fit(title, GALLERY_TILE_IN * DPI * 0.95, renderer)
     wrong = sum(a != p for a, p in zip(actual, predicted))
-    fig.suptitle(f"actual (predicted): {wrong} of {len(images)} shown are wrong, in red")
-    return _save(fig, path)
+    fig.suptitle(f"actual class, and → predicted in red where wrong: {wrong} of {len(images)} "
+                 "shown are wrong", fontsize=10)
+    return fig
+
+
+def _fit(text, width: float, renderer, smallest: float = 7.0) -> None:
+    """Shrinks `text` to `width` display pixels: a smaller font first, then "…" per line."""
+    while text.get_window_extent(renderer).width > width and text.get_fontsize() > smallest:
+        text.set_fontsize(text.get_fontsize() - 0.5)
+    fitted = []
+    for line in text.get_text().split("\n"):  # each line on its own
+        text.set_text(line)
+        while text.get_window_extent(renderer).width > width and len(line) > 2:
+            line = line[:-2] + "…"
+            text.set_text(line)
+        fitted.append(line)
+    text.set_text("\n".join(fitted))
 
 
 def confusion(counts: List[List[int]], classes: List[str], path: str) -> str:

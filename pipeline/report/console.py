@@ -1,6 +1,8 @@
 """The lines a run prints about its summary: a few for humans; summary.json has the rest."""
 from typing import List, Optional
 
+from pipeline.report.verdicts import FAIL, Verdict, audit_verdicts, serving
+
 
 def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
     """Lines about data that was present but not used; none when all was used."""
@@ -21,16 +23,21 @@ def _training_line(training: Optional[dict]) -> List[str]:
             f"epoch ({training['first_epoch_s']:.1f}s)"]
 
 
-def _serving_check_line(check: Optional[dict]) -> List[str]:
-    if not check:
-        return []
-    if not check["ok"]:
-        return [f"serving   check FAILED, not pushed: {check['reason']}"]
-    if check.get("p50_ms") is None:
-        return [f"serving   {check['reason']}"]
-    return [f"serving   check passed: {check['warmup_records']} warmup requests replayed, "
-            f"{check['rest_requests']} REST requests p50 {check['p50_ms']:.1f} ms, "
-            f"p99 {check['p99_ms']:.1f} ms"]
+def _verdict_line(verdict: Verdict) -> str:
+    """`name      text`, in ASCII: terminals and CI logs may not show the report's signs."""
+    text = verdict.text.replace("−", "-").replace("ε", "eps").replace("…", "...")
+    text = text[0].lower() + text[1:]
+    return f"{verdict.name:<10}{'FAILED: ' if verdict.status == FAIL else ''}{text}"
+
+
+def audit_lines(summary: dict) -> List[str]:
+    """A line each for data health, leakage, suspects, robustness and slices, when known."""
+    return [_verdict_line(v) for v in audit_verdicts(summary)]
+
+
+def _serving_check_line(summary: dict) -> List[str]:
+    verdict = serving(summary)
+    return [f"serving   {verdict.text.removeprefix('Serving ')}"] if verdict else []
 
 
 def continuous_lines(summary: dict) -> List[str]:
@@ -79,9 +86,10 @@ def format_summary(summary: dict) -> str:
         + ("" if baseline is None else f" (baseline {baseline:.4f})")
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
+        *audit_lines(summary),
         *continuous_lines(summary),
         f"pushed    {pushed['serving'] or 'nothing'}",
-        *_serving_check_line(pushed.get("serving_check")),
+        *_serving_check_line(summary),
         *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
           if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),

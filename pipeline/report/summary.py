@@ -17,19 +17,23 @@ from components.versions import serving_state
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
 from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
+from pipeline.report import trust
 
 MATRIX_MAX_CLASSES = 1000
 
 
-def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str]) -> dict:
+def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str],
+                  audit: Optional[dict]) -> dict:
     if evaluator is None:
         return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
-                "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run"}
+                "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run",
+                **trust.audit_eval_fields(None, None)}
     produced = outputs(store, evaluator)
     uri = produced["ModelEvaluation"].uri
     overall, per_label = accuracies(uri)
     baseline = overall.get("baseline")
-    return {"accuracy": overall.get("candidate", overall.get("")),
+    return {**trust.audit_eval_fields(audit, uri),
+            "accuracy": overall.get("candidate", overall.get("")),
             "baseline_accuracy": baseline,
             # null for a class with no eval images (TFMA then has no slice for it)
             "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
@@ -66,15 +70,13 @@ def _pushed_section(store, pusher, evaluation: dict) -> dict:
             "serving_check": check, "blocked": None}
 
 
-def _data_section(store, config: PipelineConfig, example_gen) -> dict:
+def _data_section(config: PipelineConfig, examples_uri: str, report: dict) -> dict:
     """The ingest report of the examples this run used, folded into the summary."""
-    examples = outputs(store, example_gen)["Examples"]
-    report = read_ingest_report(examples.uri)
     return {"path": config.data, "format": report["format"], "splits": report["splits"],
             "classes": report["classes"], "per_class": report["per_class"],
             "shapes": report["shapes"], "skipped": len(report["skipped"]),
             "skipped_files": report["skipped"], "ignored": report["ignored"],
-            "empty_classes": report["empty_classes"], "examples_uri": examples.uri,
+            "empty_classes": report["empty_classes"], "examples_uri": examples_uri,
             "spans": report.get("spans"), "drift": report.get("drift")}
 
 
@@ -102,16 +104,26 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
                for node, e in nodes.items()}
     timings["total"] = round(total_seconds, 3)
-    data = _data_section(store, config, nodes[ids.EXAMPLE_GEN_ID])
+    examples_uri = outputs(store, nodes[ids.EXAMPLE_GEN_ID])["Examples"].uri
+    report = read_ingest_report(examples_uri)
+    data = _data_section(config, examples_uri, report)
     training = _training_section(store, nodes.get(ids.TRAINER_ID))
-    evaluation = _eval_section(store, nodes.get(ids.EVALUATOR_ID), config, data["classes"])
+    evaluator = nodes.get(ids.EVALUATOR_ID)
+    # the Evaluator's audit (components/model_audit/), None for a run without one
+    audit = (trust.read_audit(outputs(store, evaluator)["ModelEvaluation"].uri)
+             if evaluator is not None else None)
+    evaluation = _eval_section(store, evaluator, config, data["classes"], audit)
+    pushed = _pushed_section(store, nodes.get(ids.PUSHER_ID), evaluation)
+    pushed["model_card"] = trust.model_card(pushed["serving"])
     return {
         "data": data,
+        "data_health": trust.data_health_section(report),
+        **trust.audit_sections(audit),
         "spans": _spans_section(data),
         "warm_start": (training or {}).get("warm_start"),
         "drift": data["drift"],
         "eval": evaluation,
-        "pushed": _pushed_section(store, nodes.get(ids.PUSHER_ID), evaluation),
+        "pushed": pushed,
         "training": training,
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],

@@ -67,10 +67,26 @@ def metrics(summary: dict) -> Dict[str, float]:
              "baseline_accuracy": evaluation["baseline_accuracy"],
              "examples_per_s": training.get("examples_per_s"),
              "epochs_run": training.get("epochs_run"),
-             "seconds_total": summary["timings_s"]["total"]}
+             "seconds_total": summary["timings_s"]["total"],
+             **_trust_metrics(summary)}
     found.update({f"accuracy_class_{name}": value
                   for name, value in (evaluation.get("per_class") or {}).items()})
     return {_metric_name(k): float(v) for k, v in found.items() if v is not None}
+
+
+def _trust_metrics(summary: dict) -> Dict[str, Optional[float]]:
+    """The audit's and data health's figures (pipeline/report/trust.py), where measured."""
+    evaluation = summary["eval"]
+    robustness, slices = summary.get("robustness") or {}, summary.get("slices") or {}
+    health = (summary.get("data_health") or {}).get("counts") or {}
+    return {"accuracy_without_leaked": evaluation.get("accuracy_without_leaked"),
+            "leakage_gain": evaluation.get("leakage_gain"),
+            "robust_accuracy": robustness.get("mean"),
+            "fgsm_accuracy": (robustness.get("fgsm") or {}).get("accuracy"),
+            "slice_gap": slices.get("gap"),
+            "suspected_label_errors": (summary.get("suspects") or {}).get("flagged"),
+            "duplicate_images": health.get("duplicate_images"),
+            "leaked_images": health.get("leaked")}
 
 
 def _metric_name(name: str) -> str:

@@ -25,6 +25,21 @@ def test_metrics_leave_out_what_is_missing_and_clean_class_names():
                                          "accuracy_class_cat": 0.9}
 
 
+def test_metrics_carry_the_audits_figures_when_measured():
+    summary = {**SUMMARY, "eval": {**SUMMARY["eval"], "accuracy_without_leaked": 0.91,
+                                   "leakage_gain": 0.02},
+               "robustness": {"mean": 0.7, "fgsm": {"epsilon": 2.0, "accuracy": 0.4}},
+               "slices": {"gap": 0.05}, "suspects": {"flagged": 3},
+               "data_health": {"counts": {"duplicate_images": 5, "leaked": 2}}}
+    found = tracking.metrics(summary)
+    assert {k: found[k] for k in ("accuracy_without_leaked", "leakage_gain", "robust_accuracy",
+                                  "fgsm_accuracy", "slice_gap", "suspected_label_errors",
+                                  "duplicate_images", "leaked_images")} == {
+        "accuracy_without_leaked": 0.91, "leakage_gain": 0.02, "robust_accuracy": 0.7,
+        "fgsm_accuracy": 0.4, "slice_gap": 0.05, "suspected_label_errors": 3.0,
+        "duplicate_images": 5.0, "leaked_images": 2.0}
+
+
 def test_tags_hold_the_runs_decisions():
     tags = tracking.tags(SUMMARY)
     assert tags["imagepipe.spans_trained"] == "1,2" and tags["imagepipe.span_evaluated"] == "2"

@@ -1,0 +1,76 @@
+"""The report page and the run's last lines: verdicts first, a section per check."""
+import copy
+
+from pipeline.report.console import format_summary
+from pipeline.report.page import index_html
+from tests.pipeline.report.report_fixtures import AUDIT, base_summary, full_summary
+
+SECTIONS = ('id="data-health"', 'id="suspects"', 'id="saliency"', 'id="robustness"',
+            'id="slices"')
+
+
+def test_the_page_opens_with_the_overall_verdict_then_the_plan_and_serving_check():
+    page = index_html(full_summary())
+    assert page.index("verdict overall warn") < page.index('class="header"')
+    assert "⚠ Blessed, pushed as version 3; look at: data health, leakage, suspected label " \
+           "errors" in page
+    for shown in ("mobilenet_v2 <span class='why'>— given (--model)",  # the plan, and why
+                  "224 px <span class='why'>— mobilenet_v2 on CPU: 224 px at most",
+                  "8 <span class='why'>— 2,936 train images",
+                  "✓ Serving check passed: 102 warmup requests replayed",
+                  '<a href="model_card.html">model card</a>',
+                  "0.8128 without leaked eval images"):
+        assert shown in page
+    assert 'src="gallery.png"' in page and "total 830.5s" in page  # as before
+
+
+def test_each_section_starts_with_its_verdict():
+    page = index_html(full_summary())
+    for section in SECTIONS:
+        start = page.index(section)
+        assert page.index('class="verdict', start) < page.index("</h2>", start) + 40, section
+    assert "⚠ 12 eval images have a copy in train; accuracy without them 0.813 (−0.018)" in page
+    assert "⚠ 3,670 images: 8 duplicate groups (17 images), 1 label conflict" in page
+    assert "✓ Worst slice size=small: 0.680 on 41 images, 0.151 below overall 0.831" in page
+    assert "ℹ Where the model looked (grad-cam, layer block_16_project)" in page
+    assert 'src="audit/suspect_0.png"' in page and 'src="audit/saliency_1.png"' in page
+    assert page.index("audit/saliency_1.png") < page.index("audit/saliency_0.png")  # wrong first
+    assert "<b>small (worst)</b>" in page and "FGSM attack at ε 0.01: 0.412" in page
+
+
+def test_a_failed_gate_fails_the_overall_verdict():
+    audit = copy.deepcopy(AUDIT)
+    audit["gates"]["max_slice_gap"] = {"limit": 0.1, "value": 0.1511, "passed": False}
+    page = index_html(full_summary(audit=audit))
+    assert "✗ Blessed, pushed as version 3; failed: slices" in page
+    assert "0.151 below overall 0.831, over the limit of 0.100" in page
+
+
+def test_an_older_run_without_plan_health_or_audit_still_renders():
+    summary = base_summary()
+    summary["eval"].update(blessed=False, reason="accuracy 0.5000 < threshold 0.8")
+    summary["pushed"].update(serving=None, version=None, serving_check=None)
+    page = index_html(summary, [])
+    assert "✗ Not blessed: accuracy 0.5000 &lt; threshold 0.8" in page
+    assert not any(section in page for section in SECTIONS)
+    assert "not run (not blessed)" in page and "<img" not in page
+
+
+def test_names_from_the_data_are_escaped():
+    summary = full_summary()
+    summary["suspects"]["top"][0]["given"] = "<script>x</script>"
+    assert "<script>x" not in index_html(summary)
+
+
+def test_the_run_prints_a_short_line_per_check():
+    lines = format_summary(full_summary()).splitlines()
+    checks = {line[:10].strip(): line[10:] for line in lines}
+    assert checks["health"] == "3,670 images: 8 duplicate groups (17 images), 1 label conflict"
+    assert checks["leakage"] == ("12 eval images have a copy in train; accuracy without them "
+                                 "0.813 (-0.018)")
+    assert checks["suspects"] == "9 eval images may be mislabelled (confident learning)"
+    assert checks["robust"].startswith("accuracy 0.830 clean, 0.731 mean under 5 corruptions")
+    assert checks["slices"].startswith("worst slice size=small: 0.680 on 41 images")
+    assert all(line.isascii() and len(line) < 160 for line in lines)
+    assert not {"health", "leakage", "robust"} & {
+        line[:10].strip() for line in format_summary(base_summary()).splitlines()}
