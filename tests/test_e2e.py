@@ -123,6 +123,32 @@ def test_summary_has_the_contract_keys_and_sane_values(two_runs):
     assert not list((out / "tfx" / "Trainer").rglob(".decode_cache"))
 
 
+def test_summary_carries_data_health_and_the_audit(two_runs):
+    out, first, _, stdout, _ = two_runs
+    health = first["data_health"]
+    assert health["images"] == 100 and health["counts"]["leaked"] == health["leakage"]["count"]
+    # Eval figures of the audit: leakage-free accuracy, corruptions, FGSM, slices.
+    evaluation, robustness, slices = first["eval"], first["robustness"], first["slices"]
+    assert evaluation["leaked"] == health["leakage"]["count"]
+    assert set(robustness["corruptions"]) == {"gaussian_noise", "gaussian_blur", "brightness",
+                                              "contrast", "jpeg"}
+    assert all(set(levels) == {"1", "2", "3"} for levels in robustness["corruptions"].values())
+    assert 0 <= robustness["mean"] <= 1 and 0 <= robustness["fgsm"]["accuracy"] <= 1
+    # Every digit is a 28 px grayscale square: one slice per derived feature.
+    assert {feature: list(values) for feature, values in slices["by_feature"].items()} == {
+        "image/slice/size": ["<=64px"], "image/slice/color": ["grayscale"],
+        "image/slice/aspect": ["square"]}
+    assert slices["overall"] == pytest.approx(evaluation["accuracy"])
+    assert first["saliency"]["method"] == "grad-cam" and first["saliency"]["images"]
+    assert set(evaluation["gates"]) == {"max_leakage_gain", "min_robust_accuracy",
+                                        "max_slice_gap"}
+    page = (out / "report" / "index.html").read_text()
+    for section in ("Data health", "Suspected label errors", "Robustness", "Slices"):
+        assert section in page
+    assert first["pushed"]["model_card"].endswith("assets.extra/model_card.html")
+    assert os.path.exists(first["pushed"]["model_card"])
+
+
 def test_pushed_model_loads_and_classifies(two_runs):
     out, first, _, _, data = two_runs
     version_dir = first["pushed"]["serving"]
@@ -273,7 +299,8 @@ def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_ru
     assert worse["eval"]["blessed"] is False
     assert "accuracy change vs baseline" in worse["eval"]["reason"]
     assert worse["pushed"] == {"serving": None, "tflite": None, "version": None,
-                               "tflite_gate": None, "serving_check": None, "blocked": None}
+                               "tflite_gate": None, "serving_check": None, "blocked": None,
+                               "model_card": None}
     assert os.listdir(out / "serving" / "imagepipe") == [str(first["pushed"]["version"])]
     assert "NOT blessed" in stdout
     # The untrained model is wrong on most eval digits: the gallery shows them in red.
