@@ -28,7 +28,9 @@ class Verdict:
 
 
 def _gate(summary: dict, name: str) -> Optional[dict]:
-    return ((summary.get("eval") or {}).get("gates") or {}).get(name)
+    """The audit's gate of that name, or None when it was not set (no limit: report only)."""
+    gate = ((summary.get("eval") or {}).get("gates") or {}).get(name)
+    return gate if gate and gate.get("limit") is not None else None
 
 
 def _gated(gate: Optional[dict], otherwise: str) -> str:

@@ -74,3 +74,12 @@ def test_the_run_prints_a_short_line_per_check():
     assert all(line.isascii() and len(line) < 160 for line in lines)
     assert not {"health", "leakage", "robust"} & {
         line[:10].strip() for line in format_summary(base_summary()).splitlines()}
+
+
+def test_a_gate_without_a_limit_only_informs():
+    audit = copy.deepcopy(AUDIT)
+    for gate in audit["gates"].values():
+        gate.update(limit=None, passed=True)
+    page = index_html(full_summary(audit=audit))
+    assert "ℹ Worst slice size=small: 0.680 on 41 images, 0.151 below overall 0.831" in page
+    assert "ℹ Accuracy" in page and "✓ Accuracy" not in page
