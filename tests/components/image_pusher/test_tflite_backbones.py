@@ -1,4 +1,4 @@
-"""Each Keras Applications backbone converts to full-integer TFLite and passes the parity gate."""
+"""Keras Applications backbones convert to full-integer TFLite and pass the parity gate."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -6,10 +6,14 @@ import tensorflow as tf
 from components.image_pusher import tflite
 from modules.backbones import build_backbone_model
 from modules.model import compile_model
-from modules.params import BACKBONE_NAMES
 
 pytestmark = pytest.mark.slow
 SIDE, MEAN, STD = 32, np.array([0.5, 0.5, 0.5]), np.array([0.25, 0.25, 0.25])
+# MobileNetV2 (depthwise convolutions, ReLU6) and EfficientNetB0 (swish, squeeze-and-excite
+# multiplies) between them hold the ops ResNet50 has (convolutions, batch norm, adds, ReLU)
+# but max pooling, which the `cnn`'s int8 file has in every end-to-end run; ResNet50's own
+# conversion took 52 s of the suite.
+CONVERTED = ("mobilenet_v2", "efficientnet_b0")
 
 
 def _data(seed, count=64):
@@ -40,7 +44,7 @@ def _saved_model(name, path):
     return str(path), model
 
 
-@pytest.mark.parametrize("name", BACKBONE_NAMES)
+@pytest.mark.parametrize("name", CONVERTED)
 def test_each_backbone_converts_to_int8_and_passes_the_gate(name, tmp_path):
     saved, keras_model = _saved_model(name, tmp_path / name)
     pixels, labels = _data(seed=2)

@@ -71,8 +71,8 @@ def test_image_example_gen_runs_from_its_compiled_command_line(tmp_path, make_im
     invocation = _executor_input(spec, "ImageExampleGen", {"examples": str(examples)},
                                  str(output_file))
     _run(spec, "ImageExampleGen", invocation, tmp_path)
-    assert sorted(os.listdir(examples)) == ["Split-eval", "Split-train", "ingest_report.json",
-                                            "labels.txt"]
+    assert sorted(os.listdir(examples)) == ["Split-eval", "Split-train", "hashes.tsv",
+                                            "ingest_report.json", "labels.txt"]
     report = json.loads((examples / "ingest_report.json").read_text())
     assert sum(report["splits"].values()) == 12 and report["classes"] == ["cat", "dog"]
     # What KFP reads back: the output artifact, with the split names TFX records.
