@@ -29,8 +29,10 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=CONTENT_BYTES).hexdigest()
 
 
-def perceptual_hash(image: Image.Image) -> Optional[int]:
-    """64-bit difference hash (dHash) of a decoded 8-bit image, as an int; None if small.
+def perceptual_hash(image: Image.Image) -> int:
+    """64-bit difference hash (dHash) of a decoded 8-bit image, as an int.
+
+    Small images are left out by its caller (encode.perceptual_hash, SMALL_SIDE).
 
     One band (L; other modes are converted to L) is box-averaged to 9 x 8
     cells in one step: every pixel counts. Measured on photos
@@ -39,8 +41,6 @@ def perceptual_hash(image: Image.Image) -> Optional[int]:
     (as pixel_stats' thumbnail does) was cheaper and moved resized copies by
     up to 16.
     """
-    if max(image.size) <= SMALL_SIDE and image.size != (HASH_SIDE + 1, HASH_SIDE):
-        return None
     grey = image if image.mode == "L" else image.convert("L")
     size = (HASH_SIDE + 1, HASH_SIDE)
     cells = (grey if grey.size == size else grey.resize(size, Image.BOX)).tobytes()

@@ -23,9 +23,9 @@ def dropped_paths(groups: List[Group], conflicts: List[Group], pairs: List[dict]
                   items: List[HealthItem]) -> Set[str]:
     """What --dedupe drops: every copy after a group's first path, every member of a
     conflicting group, and every eval image whose train copy survives (no leakage)."""
-    dropped = set()
+    dropped, conflicting = set(), {id(group) for group in conflicts}
     for group in groups:
-        members = group.members if any(group is c for c in conflicts) else group.members[1:]
+        members = group.members if id(group) in conflicting else group.members[1:]
         dropped.update(items[i].relpath for i in members)
     for pair in pairs:
         if not set(pair["train"]) <= dropped:

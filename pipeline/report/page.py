@@ -80,7 +80,7 @@ def header_rows(summary: dict) -> List[Tuple[str, str]]:
         # spans, warm start, drift and a blocked push: the console's lines, "key  value"
         *((line[:10].strip(), esc(line[10:])) for line in continuous_lines(summary)),
         ("serving check",
-         sections.verdict_html(serving, "span") if serving else "not run (not blessed)"),
+         sections.verdict_html(serving, "span") if serving else esc(_not_checked(summary))),
         ("pushed", esc(pushed["serving"] or "nothing")
          + (f' (<a href="{MODEL_CARD_HTML}">model card</a>)' if card else "")),
         ("tflite", esc(pushed.get("tflite") or "nothing")),
@@ -113,3 +113,10 @@ def index_html(summary: dict, pngs: Sequence[str] = PREDICTIONS + TRAINING) -> s
             f"<style>{STYLE}</style></head><body><h1>imagepipe run report</h1>"
             f"{body}</body></html>\n")
 
+
+def _not_checked(summary: dict) -> str:
+    """Why the Pusher ran no serving check: no blessing, or a gate that blocked the push."""
+    blocked = summary["pushed"].get("blocked")
+    if blocked:
+        return f"not run: the push was blocked ({blocked})"
+    return "not run (not blessed)" if not summary["eval"]["blessed"] else "not run"

@@ -83,3 +83,12 @@ def test_a_gate_without_a_limit_only_informs():
     page = index_html(full_summary(audit=audit))
     assert "ℹ Worst slice size=small: 0.680 on 41 images, 0.151 below overall 0.831" in page
     assert "ℹ Accuracy" in page and "✓ Accuracy" not in page
+
+
+def test_a_blocked_push_says_so_where_the_serving_check_would_be():
+    summary = full_summary()
+    summary["pushed"] = {**summary["pushed"], "serving_check": None,
+                         "blocked": "the newest span drifted"}
+    page = index_html(summary)
+    assert "not run: the push was blocked (the newest span drifted)" in page
+    assert "not run (not blessed)" not in page
