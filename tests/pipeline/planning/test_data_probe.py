@@ -28,3 +28,21 @@ def test_no_readable_image_is_a_dataset_error(tmp_path):
     (tmp_path / "a" / "x.png").write_bytes(b"not a png")
     with pytest.raises(DatasetError, match="could be opened"):
         probe_images(str(tmp_path), list_class_folders(str(tmp_path)), OPTIONS)
+
+
+def test_a_span_patterns_facts_accept_a_groups_file_naming_every_spans_images(tmp_path,
+                                                                               make_image):
+    from pipeline.config import PipelineConfig
+    from pipeline.planning.resolve import read_data_facts
+    rows = ["path,group"]
+    for span in (1, 2):
+        for label in ("cat", "dog"):
+            for i in range(3):
+                make_image(tmp_path / f"span-{span}" / label / f"{span}{i}.png", size=(8, 8),
+                           seed=span * 10 + i)
+                rows.append(f"{label}/{span}{i}.png,g{i % 2}")
+    groups = tmp_path / "groups.csv"
+    groups.write_text("\n".join(rows) + "\n")
+    config = PipelineConfig(data=str(tmp_path / "span-{SPAN}"), groups=str(groups))
+    facts = read_data_facts(config)  # each span holds half of the file's paths
+    assert facts.classes == 2
