@@ -9,7 +9,7 @@ entry, so they never flood a band's bucket.
 import collections
 from typing import Dict, Iterable, List, Tuple
 
-from components.data_health.hashing import HASH_BITS, hamming
+from components.data_health.hashing import HASH_BITS
 
 # Bits two perceptual hashes may differ by and still be near copies. Measured
 # (docs/data_health.md): JPEG re-encoding at quality 60-80 and resizing to
@@ -44,10 +44,11 @@ class NearIndex:
 
     def near(self, value: int) -> List[int]:
         """Ids whose hash is within NEAR_THRESHOLD bits of `value` (identical ones included)."""
-        seen = set()
+        seen = {value}
         for bucket, (shift, mask) in zip(self._buckets, self._bands):
-            found = bucket.get((value >> shift) & mask, ())
-            seen.update(found if len(found) <= MAX_BUCKET else ())
-        seen.add(value)
-        return [ident for other in seen if other in self._ids
-                and hamming(value, other) <= NEAR_THRESHOLD for ident in self._ids[other]]
+            found = bucket.get((value >> shift) & mask)
+            if found and len(found) <= MAX_BUCKET:
+                seen.update(found)
+        ids = self._ids
+        return [ident for other in seen if (value ^ other).bit_count() <= NEAR_THRESHOLD
+                and other in ids for ident in ids[other]]

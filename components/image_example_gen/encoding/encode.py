@@ -3,7 +3,9 @@
 Every image is decoded fully once here (not just its header), so a truncated
 or corrupt file is caught at ingestion, with its path, instead of crashing
 Transform or training hours later. The decoded image also gives the pixel
-statistics that drift detection compares between spans (`pixel_stats`). This
+statistics that drift detection compares between spans (`pixel_stats`). A
+JPEG is decoded at a reduced scale (`decode_scaled`): the file is still read
+to its end, and the stored bytes are the original's. This
 module runs in ingestion's worker processes, so it must not import TensorFlow
 (see example_wire.py). The same pass takes the data-health hashes
 (components/data_health/hashing.py): the bytes' content hash, and a
@@ -35,6 +37,13 @@ THUMBNAIL_SIDE = 32
 # The brightness histogram: mean luminance 0..255 in buckets of 16 levels.
 BRIGHTNESS_BUCKETS = 16
 BUCKET_WIDTH = 256 // BRIGHTNESS_BUCKETS
+# Ingestion decodes a JPEG at the smallest of libjpeg's DCT scales (1/2, 1/4,
+# 1/8) that keeps both sides at least this many pixels (`decode_scaled`):
+# decoding, pixel statistics and the perceptual hash all get cheaper, and the
+# image stays well above what they reduce it to (the 64 px grid of
+# `_thumbnail`, the hash's 9 x 8 cells). Smaller scales moved resized copies'
+# hashes too far (docs/data_health.md).
+DECODE_SIDE = 96
 # How far apart a grey image's colour channels may be on the thumbnail (0..255).
 GRAY_TOLERANCE = 8
 # Modes converted before the thumbnail is averaged: those Image.reduce refuses,
@@ -53,6 +62,20 @@ def decode_fully(data: bytes, max_pixels: int) -> Image.Image:
     The pixel count is checked from the header, before any pixel is decoded:
     a tiny PNG can declare 100,000 x 100,000 pixels (a decompression bomb).
     """
+    return _decode(data, max_pixels, scaled=False)[0]
+
+
+def decode_scaled(data: bytes, max_pixels: int) -> Tuple[Image.Image, Tuple[int, int]]:
+    """(image, its full (width, height)): `decode_fully`, but a JPEG at DECODE_SIDE.
+
+    libjpeg's scaled decoding still decodes every coefficient of the file (a
+    truncated or corrupt JPEG fails as in a full decode; tested); only the
+    inverse DCT is smaller, and its 1/n scale is each n x n block's average.
+    """
+    return _decode(data, max_pixels, scaled=True)
+
+
+def _decode(data: bytes, max_pixels: int, scaled: bool) -> Tuple[Image.Image, Tuple[int, int]]:
     if not data:
         raise BadImageError("empty file")
     try:
@@ -63,6 +86,8 @@ def decode_fully(data: bytes, max_pixels: int) -> Image.Image:
             if width * height > max_pixels:
                 raise BadImageError(f"too large: {width}x{height} pixels is over the "
                                     f"limit of {max_pixels} (--max-pixels)")
+            if scaled and image.format == "JPEG":
+                image.draft(image.mode, (DECODE_SIDE, DECODE_SIDE))
             image.load()
     except BadImageError:
         raise
@@ -72,7 +97,7 @@ def decode_fully(data: bytes, max_pixels: int) -> Image.Image:
         raise BadImageError(f"too large: {e} (--max-pixels {max_pixels})") from None
     except Exception as e:  # PIL raises many types for corrupt data.
         raise BadImageError(f"cannot decode: {e}") from None
-    return image
+    return image, (width, height)
 
 
 def stored_encoding(image: Image.Image, data: bytes) -> Tuple[bytes, str]:
@@ -209,10 +234,10 @@ def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: 
     Raises:
       BadImageError: the bytes are not a decodable image, or too large.
     """
-    image = decode_fully(data, max_pixels)
+    image, (width, height) = decode_scaled(data, max_pixels)
     encoded, fmt = stored_encoding(image, data)
-    width, height = image.size
-    health = (relpath, hashing.content_hash(data), perceptual_hash(image)) if hashes else None
+    health = ((relpath, hashing.content_hash(data), perceptual_hash(image, (width, height)))
+              if hashes else None)
     return encoded_example(split, encoded, fmt, (height, width, channels_of(image)),
                            relpath, label, class_name, pixel_stats(image), group, health)
 
@@ -222,8 +247,8 @@ def image_hashes(data: bytes, max_pixels: int) -> Tuple[str, Optional[int]]:
 
     `imagepipe inspect`'s path: the same hashes, no example.
     """
-    image = decode_fully(data, max_pixels)
-    return hashing.content_hash(data), perceptual_hash(image)
+    image, size = decode_scaled(data, max_pixels)
+    return hashing.content_hash(data), perceptual_hash(image, size)
 
 
 # Modes PIL cannot box-resize, converted first (full size, but rare: 1-bit,
@@ -231,12 +256,13 @@ def image_hashes(data: bytes, max_pixels: int) -> Tuple[str, Optional[int]]:
 _UNRESIZABLE = {"1", "P", "I;16", "I;16B", "I;16L", "I;16N"}
 
 
-def perceptual_hash(image: Image.Image) -> Optional[int]:
+def perceptual_hash(image: Image.Image, size: Optional[Tuple[int, int]] = None) -> Optional[int]:
     """hashing.perceptual_hash of any decoded image; 16-bit and float scaled as pixel_stats.
 
-    None for an image of at most hashing.SMALL_SIDE pixels a side.
+    None for an image of at most hashing.SMALL_SIDE pixels a side, judged on
+    `size`, the file's own (width, height), when it was decoded scaled.
     """
-    if max(image.size) <= hashing.SMALL_SIDE:
+    if max(size or image.size) <= hashing.SMALL_SIDE:
         return None
     if image.mode in _UNRESIZABLE:
         image = image.convert(_CONVERTED_FIRST[image.mode])

@@ -63,6 +63,32 @@ def test_truncated_jpeg_is_rejected(tmp_path, make_image):
         _encode(data[: len(data) // 2], "train", "a", 0, "c")
 
 
+def _photo_jpeg(size=(800, 600), progressive=False) -> bytes:
+    """A noisy RGB JPEG large enough to be decoded at a reduced DCT scale."""
+    pixels = np.random.default_rng(0).integers(0, 256, (size[1], size[0], 3), np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="JPEG", quality=85, progressive=progressive)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+def test_a_large_jpeg_is_decoded_scaled_but_recorded_at_full_size(progressive):
+    data = _photo_jpeg(progressive=progressive)
+    image, size = encode.decode_scaled(data, DEFAULT_MAX_PIXELS)
+    assert size == (800, 600) and image.size == (200, 150)  # 1/8 would be 75 px high
+    got = _features(_encode(data, "train", "c/a.jpg", 0, "c"))
+    assert (got[encode.HEIGHT_KEY], got[encode.WIDTH_KEY]) == (600, 800)
+    assert got[encode.IMAGE_KEY] == data
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+@pytest.mark.parametrize("kept", [0.5, 0.9, 0.99])
+def test_a_truncated_jpeg_fails_even_when_decoded_scaled(progressive, kept):
+    data = _photo_jpeg(progressive=progressive)
+    with pytest.raises(encode.BadImageError, match="cannot decode"):
+        _encode(data[:int(len(data) * kept)], "train", "a", 0, "c")
+
+
 def _bomb_png(width, height):
     """A valid 1x1 PNG whose header claims width x height (a decompression bomb)."""
     import struct
