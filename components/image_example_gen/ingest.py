@@ -273,7 +273,7 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
     """
     manifest = os.path.join(report_dir, shards.MANIFEST_FILE)
     tf.io.gfile.makedirs(report_dir)
-    shards.write_manifest(manifest, shards.plan_shards(listing.files))
+    shards.write_manifest(manifest, shards.plan_shards(listing.files, processes))
     read = (pipeline
             | "Start" >> beam.Impulse()
             | "ReadManifest" >> beam.FlatMap(lambda _: shards.manifest_lines(manifest))

@@ -18,7 +18,7 @@ from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
 from components.image_example_gen.readers.tfrecords import RecordFile
 
-# Image files per shard: one Beam element, and one output file per split.
+# Image files per shard, at most: one Beam element, and one output file per split.
 SHARD_FILES = 512
 MANIFEST_FILE = ".ingest_manifest.jsonl"
 _UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile)}
@@ -26,17 +26,24 @@ _UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile)}
 Shard = Tuple[int, int, list]  # (index, count, units)
 
 
-def plan_shards(units: list) -> List[Shard]:
+def plan_shards(units: list, processes: int = 1) -> List[Shard]:
     """Groups listed units into shards: (index, count, units).
 
-    A shard of image files is SHARD_FILES files, taken in the order of a hash
-    of their paths, so every shard (and every output file) mixes the classes,
-    as the shuffle in TFX's WriteSplit did, and the Trainer's shuffle buffer
-    need not span a class. Array chunks and record files are a shard each.
+    Image files are taken in the order of a hash of their paths, so every
+    shard (and every output file) mixes the classes, as the shuffle in TFX's
+    WriteSplit did, and the Trainer's shuffle buffer need not span a class.
+    They are cut into equal shards of at most SHARD_FILES, as many as a
+    multiple of `processes` (the local encoding workers), so that no worker
+    is left encoding a shard after the others are done (7 shards for 2
+    workers would leave one with 4).
+    Array chunks and record files are a shard each.
     """
     if units and isinstance(units[0], ImageFile):
         units = sorted(units, key=lambda u: hashlib.sha256(u.relpath.encode("utf-8")).digest())
-        groups = [units[i:i + SHARD_FILES] for i in range(0, len(units), SHARD_FILES)]
+        count = -(-len(units) // SHARD_FILES)
+        count = min(len(units), -(-count // processes) * processes)
+        groups = [units[i * len(units) // count:(i + 1) * len(units) // count]
+                  for i in range(count)]
     else:
         groups = [[unit] for unit in units]
     return [(index, len(groups), group) for index, group in enumerate(groups)]

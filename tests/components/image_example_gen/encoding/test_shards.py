@@ -1,6 +1,8 @@
 """Shards: class-mixing order independent of listing order; lossless manifest."""
 import random
 
+import pytest
+
 from components.image_example_gen.encoding import shards
 from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
@@ -20,6 +22,18 @@ def test_shards_mix_classes_whatever_the_listing_order(monkeypatch):
     assert [(index, count) for index, count, _ in plan] == [(i, 10) for i in range(10)]
     for _, _, units in plan:
         assert {u.label for u in units} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("files, processes, sizes", [
+    (3119, 2, [390] * 7 + [389]),  # 7 shards of up to 512 would leave one worker 4 of them
+    (3119, 1, [446] * 4 + [445] * 3),
+    (1000, 2, [500, 500]),
+    (3, 4, [1, 1, 1]),  # never an empty shard
+])
+def test_shards_are_equal_and_a_multiple_of_the_workers(files, processes, sizes):
+    plan = shards.plan_shards(_files(files), processes)
+    assert sorted((len(units) for _, _, units in plan), reverse=True) == sizes
+    assert {count for _, count, _ in plan} == {len(sizes)}
 
 
 def test_manifest_round_trips_every_unit_type(tmp_path):
