@@ -10,6 +10,9 @@ merges into one huge group; every member is a near copy of the first path.
 import collections
 from typing import Dict, List, NamedTuple, Optional
 
+# Each image's near copies: item index -> indices within NEAR_THRESHOLD bits (`near_lists`).
+NearLists = Dict[int, List[int]]
+
 from components.data_health.near_index import NearIndex
 
 
@@ -42,27 +45,38 @@ def exact_groups(items: List[HealthItem]) -> List[Group]:
     return [Group("exact", members) for members in by_content.values() if len(members) > 1]
 
 
-def near_groups(items: List[HealthItem], taken: set) -> List[Group]:
+def near_lists(items: List[HealthItem]) -> NearLists:
+    """Every image with a perceptual hash, and the others within NEAR_THRESHOLD bits of it.
+
+    One index and one query per image, shared by the near groups and leakage.
+    """
+    hashed = [(i, item.phash) for i, item in enumerate(items) if item.phash is not None]
+    index = NearIndex(hashed)
+    return {i: [j for j in index.near(value) if j != i] for i, value in hashed}
+
+
+def near_groups(items: List[HealthItem], taken: set,
+                near: Optional[NearLists] = None) -> List[Group]:
     """Stars of near copies among the images not in `taken` (see the module docstring)."""
-    free = [i for i in _sorted_indices(items) if i not in taken and items[i].phash is not None]
-    index = NearIndex((i, items[i].phash) for i in free)
-    grouped, groups = set(), []
+    near = near_lists(items) if near is None else near
+    free = [i for i in _sorted_indices(items) if i not in taken and i in near]
+    grouped, groups = set(taken), []
     for i in free:
         if i in grouped:
             continue
-        near = [j for j in index.near(items[i].phash) if j != i and j not in grouped]
-        if near:
-            members = sorted([i, *near], key=lambda j: items[j].relpath)
+        copies = [j for j in near[i] if j not in grouped]
+        if copies:
+            members = sorted([i, *copies], key=lambda j: items[j].relpath)
             grouped.update(members)
             groups.append(Group("near", members))
     return groups
 
 
-def duplicate_groups(items: List[HealthItem]) -> List[Group]:
-    """Exact groups, then near groups of the images left."""
+def duplicate_groups(items: List[HealthItem], near: Optional[NearLists] = None) -> List[Group]:
+    """Exact groups, then near groups of the images left (`near`: near_lists', if known)."""
     exact = exact_groups(items)
     taken = {i for group in exact for i in group.members}
-    return exact + near_groups(items, taken)
+    return exact + near_groups(items, taken, near)
 
 
 def is_conflict(group: Group, items: List[HealthItem]) -> bool:

@@ -1,34 +1,43 @@
 """Leakage: eval images with an exact or near copy in the train split."""
 import collections
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from components.contract import EVAL, TRAIN
-from components.data_health.groups import HealthItem
+from components.data_health.groups import HealthItem, NearLists
 from components.data_health.near_index import NearIndex
 
 
-def leaked_pairs(items: List[HealthItem]) -> List[dict]:
+def leaked_pairs(items: List[HealthItem], near: Optional[NearLists] = None) -> List[dict]:
     """{"eval", "train": [paths], "kind"} per leaked eval image, in path order.
 
     An exact copy is looked up by content hash; failing that, near copies by
-    perceptual hash (near_index). Each eval image is one query, so the cost
-    is linear in the eval split, never eval x train.
+    perceptual hash (`near`: groups.near_lists', when the caller has them).
+    One query an image, so the cost is linear, never eval x train.
     """
-    train = [i for i, item in enumerate(items) if item.split == TRAIN]
-    hashed = [i for i in train if items[i].phash is not None]
+    near = _eval_near_train(items) if near is None else near
     by_content: Dict[str, List[str]] = collections.defaultdict(list)
-    for i in train:
-        by_content[items[i].content].append(items[i].relpath)
-    index = NearIndex((i, items[i].phash) for i in hashed)
+    for item in items:
+        if item.split == TRAIN:
+            by_content[item.content].append(item.relpath)
     pairs = []
-    for item in sorted((it for it in items if it.split == EVAL), key=lambda it: it.relpath):
+    for i in sorted((i for i, it in enumerate(items) if it.split == EVAL),
+                    key=lambda i: items[i].relpath):
+        item = items[i]
         exact = by_content.get(item.content)
-        near = None if exact or item.phash is None else \
-            [items[i].relpath for i in index.near(item.phash)]
-        if exact or near:
-            pairs.append({"eval": item.relpath, "train": sorted(exact or near),
+        copies = None if exact else [items[j].relpath for j in near.get(i, ())
+                                     if items[j].split == TRAIN]
+        if exact or copies:
+            pairs.append({"eval": item.relpath, "train": sorted(exact or copies),
                           "kind": "exact" if exact else "near"})
     return pairs
+
+
+def _eval_near_train(items: List[HealthItem]) -> NearLists:
+    """near_lists of the eval images among the train images only."""
+    index = NearIndex((i, item.phash) for i, item in enumerate(items)
+                      if item.split == TRAIN and item.phash is not None)
+    return {i: index.near(item.phash) for i, item in enumerate(items)
+            if item.split == EVAL and item.phash is not None}
 
 
 def leakage_summary(pairs: List[dict], eval_images: int) -> dict:

@@ -5,7 +5,8 @@ import gc
 from typing import Dict, List, Optional, Set, Tuple
 
 from components.contract import EVAL
-from components.data_health.groups import Group, HealthItem, duplicate_groups, is_conflict
+from components.data_health.groups import (Group, HealthItem, duplicate_groups, is_conflict,
+                                           near_lists)
 from components.data_health.imbalance import imbalance
 from components.data_health.leakage import leaked_pairs, leakage_summary
 
@@ -60,9 +61,10 @@ def data_health(items: List[HealthItem], dedupe: bool,
     class_counts are of the examples kept.
     """
     with _without_gc():
-        groups = duplicate_groups(items)
+        near = near_lists(items)
+        groups = duplicate_groups(items, near)
         conflicts = [g for g in groups if is_conflict(g, items)]
-        pairs = leaked_pairs(items)
+        pairs = leaked_pairs(items, near)
     dropped = dropped_paths(groups, conflicts, pairs, items) if dedupe else set()
     counts: Dict[str, int] = dict.fromkeys(classes or [], 0)
     for item in items:
