@@ -142,8 +142,13 @@ def read_ingest_report(examples_uri: str) -> dict:
     return json.loads(files.read_text(os.path.join(examples_uri, INGEST_REPORT_FILE)))
 
 
+def ingest_report(examples_uri: Optional[str]) -> dict:
+    """The Examples' ingest_report.json, or {} (no examples, or another ExampleGen's)."""
+    if not examples_uri or not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
+        return {}
+    return read_ingest_report(examples_uri)
+
+
 def split_size(examples_uri: str, split: str) -> int:
     """Examples in one split, from the ingest report; 0 if another ExampleGen wrote them."""
-    if not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
-        return 0
-    return int(read_ingest_report(examples_uri)["splits"].get(split, 0))
+    return int(ingest_report(examples_uri).get("splits", {}).get(split, 0))

@@ -7,9 +7,8 @@ from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as
                                                 NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
 from tfx.dsl.io import fileio
 
-from components.contract import INGEST_REPORT_FILE, VETOED_PROPERTY, read_ingest_report
+from components.contract import VETOED_PROPERTY, ingest_report
 from components.drift import drift_gate
-from components.storage import files
 
 
 def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:
@@ -18,9 +17,7 @@ def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:
     The veto is here, not only in the Pusher: a blessed model is a later run's
     baseline and warm start, and one trained on drifted data must be neither.
     """
-    report = read_ingest_report(examples_uri) if files.exists(
-        os.path.join(examples_uri, INGEST_REPORT_FILE)) else {}
-    blocked, _ = drift_gate(report, bool(allow_drift))
+    blocked, _ = drift_gate(ingest_report(examples_uri), bool(allow_drift))
     return blocked
 
 

@@ -7,15 +7,6 @@ its `spans` custom property; no TFX. The drift verdict is ImageExampleGen's
 """
 from typing import List, Optional
 
-from components.contract import INGEST_REPORT_FILE, read_ingest_report
-from components.storage import files
-
-
-def ingest_report_of(examples_uri: Optional[str]) -> dict:
-    """The Examples' ingest_report.json, or {} (no examples, or another ExampleGen's)."""
-    if not examples_uri or not files.exists(f"{examples_uri}/{INGEST_REPORT_FILE}"):
-        return {}
-    return read_ingest_report(examples_uri)
 
 
 def spans_of(spans_property: Optional[str], report: dict) -> List[int]:

@@ -19,13 +19,13 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components.drift import drift_gate
-from components.image_pusher.continuous import ingest_report_of, push_record
+from components.image_pusher.continuous import push_record
 from components.image_pusher.model_card.sources import read_card_sources
 from components.image_pusher.push import PushOutcome, push
 from components.image_pusher.settings import PushSettings
 from components.storage.tree_copy import copy_tree
 from components import tfx_internals
-from components.contract import ACCURACY_PROPERTY, SPANS_PROPERTY
+from components.contract import ACCURACY_PROPERTY, SPANS_PROPERTY, ingest_report
 from components.parameters import decode
 
 
@@ -54,7 +54,7 @@ class Executor(pusher_executor.Executor):
         settings = decode(PushSettings, exec_properties)
         examples = (input_dict.get(EXAMPLES_KEY) or [None])[0]
         examples_uri = examples.uri if examples else None
-        report = ingest_report_of(examples_uri)
+        report = ingest_report(examples_uri)
         blocked, overridden = drift_gate(report, settings.allow_drift)
         if blocked:
             self._record(model_push, None, PushOutcome(False, None, None, None, None, blocked))

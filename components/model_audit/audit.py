@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from components.contract import AUDIT_DIR, AUDIT_FILE, INGEST_REPORT_FILE, read_ingest_report
+from components.contract import AUDIT_DIR, AUDIT_FILE, ingest_report
 from components.image_evaluator.settings import AuditSettings
 from components.model_audit import render
 from components.model_audit.classifier import Classifier, decode, load_classifier, predict_encoded
@@ -67,9 +67,8 @@ def _robustness(classifier: Classifier, examples: EvalExamples) -> dict:
 
 
 def _leaked(examples_uri: str) -> Optional[set]:
-    if not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
-        return None
-    return leaked_paths(read_ingest_report(examples_uri))
+    report = ingest_report(examples_uri)
+    return leaked_paths(report) if report else None
 
 
 def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,

@@ -2,19 +2,18 @@
 
 Light (no TensorFlow): the weights come from the ingest report's counts.
 """
-import os
 from typing import Dict, List, Optional
 
-from components.contract import INGEST_REPORT_FILE, TRAIN, read_ingest_report
-from components.storage import files
+from components.contract import TRAIN, ingest_report
 
 
 def train_counts(examples_uri: str, labels: List[str]) -> Optional[List[int]]:
     """Train images per class, in label order, from the ingest report; None without one
     (examples another ExampleGen wrote)."""
-    if not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
+    report = ingest_report(examples_uri)
+    if not report:
         return None
-    per_class = read_ingest_report(examples_uri).get("per_class", {}).get(TRAIN, {})
+    per_class = report.get("per_class", {}).get(TRAIN, {})
     return [int(per_class.get(name, 0)) for name in labels]
 
 

@@ -2,7 +2,8 @@
 import json
 
 from components.drift import ALLOW_DRIFT_HINT, drift_gate
-from components.image_pusher.continuous import ingest_report_of, push_record, spans_of
+from components.contract import ingest_report
+from components.image_pusher.continuous import push_record, spans_of
 
 
 def _drift(*drifted):
@@ -48,11 +49,11 @@ def test_no_verdict_an_ok_one_or_a_first_span_pushes():
 
 def test_the_record_holds_spans_accuracy_and_an_override(tmp_path):
     (tmp_path / "ingest_report.json").write_text(json.dumps({"spans": [{"span": 2}]}))
-    report = ingest_report_of(str(tmp_path))
+    report = ingest_report(str(tmp_path))
     assert push_record(None, report, 0.91, None) == {"spans": [2], "accuracy": 0.91}
     assert push_record("1", report, None, "pushed despite ...")["drift_overridden"] == \
         "pushed despite ..."
-    assert ingest_report_of(str(tmp_path / "nothing")) == {} and ingest_report_of(None) == {}
+    assert ingest_report(str(tmp_path / "nothing")) == {} and ingest_report(None) == {}
 
 
 def test_a_window_no_newer_than_a_rolled_back_versions_is_not_pushed(tmp_path):
