@@ -4,6 +4,7 @@ Every model opens with a pass-through layer that writes an image summary of
 its inputs and ends with one that writes a histogram of its outputs
 (modules/summaries.py), as the Cloud TPU Keras MNIST example does.
 """
+import os
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -97,3 +98,30 @@ def compile_model(model: keras.Model, optimizer: str, learning_rate,
                   metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
                   steps_per_execution=steps_per_execution)
     return model
+
+
+def float32_copy(model: keras.Model, build: Callable[[], keras.Model]) -> keras.Model:
+    """`model` if it computes in float32; else `build()` under float32, with its weights.
+
+    For export. Under mixed precision the graph casts weights and activations
+    to float16 or bfloat16, and TFLite converts neither (a float16 Conv2D "is
+    neither a custom op nor a flex op"; "Failed to convert element type
+    'bf16'"): a model trained on a GPU or TPU would get no TFLite file. The
+    variables are float32 under every policy. They are copied through a
+    checkpoint, which pairs them by the object graph (not by list order) and
+    fails if any is left unmatched.
+    """
+    import tempfile
+    import tensorflow as tf
+    if model.compute_dtype == "float32":
+        return model
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy("float32")
+    try:
+        copy = build()
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    with tempfile.TemporaryDirectory(prefix="imagepipe-export-") as folder:
+        path = tf.train.Checkpoint(model=model).write(os.path.join(folder, "weights"))
+        tf.train.Checkpoint(model=copy).read(path).assert_existing_objects_matched()
+    return copy

@@ -31,7 +31,7 @@ from modules.augment import Augmentation, augment_batches
 from modules.data.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
 from modules import user_module
 from modules.data import class_weights
-from modules.model import build_model, compile_model
+from modules.model import build_model, compile_model, float32_copy
 from modules.cluster import parameter_servers
 from modules.continuous import warm_start
 from modules.cluster.parameter_servers import per_worker
@@ -167,16 +167,20 @@ def _tensorboard_freq(params: TrainerParams, dist):
 
 def _build(params: TrainerParams, plan, tft_output, classes: int, phase: Phase, module):
     """The compiled model, built under the strategy and precision policy of `plan`."""
-    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
-    normalization = tft_normalization(tft_output) if params.model in BACKBONE_NAMES else None
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(plan.policy)
     try:
         with plan.strategy.scope():
-            model = build_model(params, image_shape, classes, normalization, module)
-            return _compile(model, params, phase)
+            return _compile(_built(params, tft_output, classes, module), params, phase)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _built(params: TrainerParams, tft_output, classes: int, module) -> keras.Model:
+    """The uncompiled model for Transform's image shape, under the current policy."""
+    image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
+    normalization = tft_normalization(tft_output) if params.model in BACKBONE_NAMES else None
+    return build_model(params, image_shape, classes, normalization, module)
 
 
 def _compile(model: keras.Model, params: TrainerParams, phase: Phase) -> keras.Model:
@@ -343,7 +347,8 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     started = time.perf_counter()
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
-    export(model, tft_output, labels, model_dir)
+    export(float32_copy(model, lambda: _built(params, tft_output, len(labels), module)),
+           tft_output, labels, model_dir)
     if params.model in BACKBONE_NAMES:
         from modules.backbones import save_backbone_weights
         save_backbone_weights(model, run_dir)
