@@ -21,8 +21,7 @@ from modules.cluster.tf_config import (has_parameter_servers, is_chief, training
 # TPU cores take batches in multiples of 8 per replica (XLA tiles of 8x128).
 TPU_BATCH_MULTIPLE = 8
 # CPUs stay float32 even where they report AVX512_BF16: under mixed_bfloat16 the
-# photo model trained slower there, and the graph's bf16 casts stopped the TFLite
-# conversion (docs/performance.md#cpu-training-levers).
+# photo model trained slower there (docs/performance.md#cpu-training-levers).
 POLICIES = {"tpu": "mixed_bfloat16", "gpu": "mixed_float16", "cpu": "float32"}
 
 
