@@ -104,10 +104,10 @@ def main(argv=None) -> dict:
                        "cpu_median_s", "runs_s"])
     print("ratio on/off (medians unless named): " + ", ".join(
         f"{name} {value:.3f} ({(value - 1) * 100:+.1f}%)" for name, value in ratios.items()))
-    return write_results("data_health", {"machine": machine_info(), "data": args.data,
-                                         "repeat": args.repeat, "rows": rows,
-                                         "ratio": ratios["wall"], "ratio_fastest": ratios["fastest"],
-                                         "ratio_work": ratios["work"], "ratio_cpu": ratios["cpu"]})
+    return write_results("data_health", {
+        "machine": machine_info(), "data": args.data, "repeat": args.repeat, "rows": rows,
+        "ratio": ratios["wall"], "ratio_fastest": ratios["fastest"], "ratio_work": ratios["work"],
+        "ratio_cpu": ratios["cpu"]})
 
 
 if __name__ == "__main__":

@@ -14,8 +14,7 @@ epochs gives the examples/s:
                    lets oneDNN compute float32 convolutions and matmuls in bf16.
 Prints each lever's ratio to float32 for the same model and writes
 bench/results/levers.json. Throughput only: a lever slower per example cannot
-win accuracy at a fixed time budget, the same steps being fewer. About
-4 minutes with the defaults on 2 cores.
+win accuracy at a fixed time budget, the same steps being fewer.
 """
 import argparse
 

@@ -12,7 +12,7 @@ Prints, per kind of copy, how many photos moved by each count of bits and
 the share within near_index.NEAR_THRESHOLD; for pairs of different photos,
 the smallest and median distance. --full-decode decodes every file at full
 size instead (the baseline the scaled decode is compared with). Writes
-bench/results/near_copies[_full].json. A few seconds for 300 photos.
+bench/results/near_copies[_full].json.
 """
 import argparse
 import collections

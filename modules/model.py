@@ -4,7 +4,6 @@ Every model opens with a pass-through layer that writes an image summary of
 its inputs and ends with one that writes a histogram of its outputs
 (modules/summaries.py), as the Cloud TPU Keras MNIST example does.
 """
-import os
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -107,12 +106,12 @@ def float32_copy(model: keras.Model, build: Callable[[], keras.Model]) -> keras.
     to float16 or bfloat16, and TFLite converts neither (a float16 Conv2D "is
     neither a custom op nor a flex op"; "Failed to convert element type
     'bf16'"): a model trained on a GPU or TPU would get no TFLite file. The
-    variables are float32 under every policy. They are copied through a
-    checkpoint, which pairs them by the object graph (not by list order) and
-    fails if any is left unmatched.
+    variables are float32 under every policy. They are copied in memory, in
+    layer order (tf_keras lists a model's weights layer by layer, whatever is
+    trainable), and set_weights refuses a different count or shape. In memory,
+    not through a checkpoint: under parameter servers or a remote TPU a
+    checkpoint is written by the hosts that hold the variables.
     """
-    import tempfile
-    import tensorflow as tf
     if model.compute_dtype == "float32":
         return model
     previous = keras.mixed_precision.global_policy()
@@ -121,7 +120,5 @@ def float32_copy(model: keras.Model, build: Callable[[], keras.Model]) -> keras.
         copy = build()
     finally:
         keras.mixed_precision.set_global_policy(previous)
-    with tempfile.TemporaryDirectory(prefix="imagepipe-export-") as folder:
-        path = tf.train.Checkpoint(model=model).write(os.path.join(folder, "weights"))
-        tf.train.Checkpoint(model=copy).read(path).assert_existing_objects_matched()
+    copy.set_weights(model.get_weights())
     return copy

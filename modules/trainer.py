@@ -171,12 +171,12 @@ def _build(params: TrainerParams, plan, tft_output, classes: int, phase: Phase, 
     keras.mixed_precision.set_global_policy(plan.policy)
     try:
         with plan.strategy.scope():
-            return _compile(_built(params, tft_output, classes, module), params, phase)
+            return _compile(_new_model(params, tft_output, classes, module), params, phase)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 
 
-def _built(params: TrainerParams, tft_output, classes: int, module) -> keras.Model:
+def _new_model(params: TrainerParams, tft_output, classes: int, module) -> keras.Model:
     """The uncompiled model for Transform's image shape, under the current policy."""
     image_shape = tft_output.transformed_feature_spec()[IMAGE_XF].shape
     normalization = tft_normalization(tft_output) if params.model in BACKBONE_NAMES else None
@@ -347,7 +347,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     started = time.perf_counter()
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
-    export(float32_copy(model, lambda: _built(params, tft_output, len(labels), module)),
+    export(float32_copy(model, lambda: _new_model(params, tft_output, len(labels), module)),
            tft_output, labels, model_dir)
     if params.model in BACKBONE_NAMES:
         from modules.backbones import save_backbone_weights

@@ -10,10 +10,10 @@ merges into one huge group; every member is a near copy of the first path.
 import collections
 from typing import Dict, List, NamedTuple, Optional
 
+from components.data_health.near_index import NearIndex
+
 # Each image's near copies: item index -> indices within NEAR_THRESHOLD bits (`near_lists`).
 NearLists = Dict[int, List[int]]
-
-from components.data_health.near_index import NearIndex
 
 
 class HealthItem(NamedTuple):

@@ -273,7 +273,10 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
     """
     manifest = os.path.join(report_dir, shards.MANIFEST_FILE)
     tf.io.gfile.makedirs(report_dir)
-    shards.write_manifest(manifest, shards.plan_shards(listing.files, processes))
+    # As many shards as a multiple of the encoding processes, where _IngestShard uses them.
+    local = not any(is_remote(p) for p in (root, *split_dirs.values()))
+    shards.write_manifest(manifest, shards.plan_shards(listing.files,
+                                                       processes if local else 1))
     read = (pipeline
             | "Start" >> beam.Impulse()
             | "ReadManifest" >> beam.FlatMap(lambda _: shards.manifest_lines(manifest))

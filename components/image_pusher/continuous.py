@@ -8,7 +8,6 @@ its `spans` custom property; no TFX. The drift verdict is ImageExampleGen's
 from typing import List, Optional
 
 
-
 def spans_of(spans_property: Optional[str], report: dict) -> List[int]:
     """The trained spans: the artifact's `spans` ("1,2"), else the report's "spans" (ints,
     or ImageExampleGen's entries {"span": n, ...}); [] for data without spans."""

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.integration
 
 def test_each_lever_is_timed_against_float32(tmp_path, monkeypatch):
     # In this process rather than one per lever (bench.common.run_result_in_process, tested
-    # with bench.data_health), which would cost this test ~10 s of imports per lever.
+    # with bench.data_health): a fresh process per lever imports TensorFlow again.
     monkeypatch.setattr("bench.common.RESULTS_DIR", str(tmp_path))
     monkeypatch.setattr(levers, "_measure", levers.throughput)
     try:

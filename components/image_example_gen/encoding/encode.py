@@ -70,7 +70,7 @@ def decode_scaled(data: bytes, max_pixels: int) -> Tuple[Image.Image, Tuple[int,
 
     libjpeg's scaled decoding still decodes every coefficient of the file (a
     truncated or corrupt JPEG fails as in a full decode; tested); only the
-    inverse DCT is smaller, and its 1/n scale is each n x n block's average.
+    inverse DCT is smaller, its 1/n output close to each n x n block's average.
     """
     return _decode(data, max_pixels, scaled=True)
 

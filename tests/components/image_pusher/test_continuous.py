@@ -1,8 +1,8 @@
 """What a push records for continuous training (spans, accuracy) and the drift gate."""
 import json
 
-from components.drift import ALLOW_DRIFT_HINT, drift_gate
 from components.contract import ingest_report
+from components.drift import ALLOW_DRIFT_HINT, drift_gate
 from components.image_pusher.continuous import push_record, spans_of
 
 

@@ -81,6 +81,19 @@ def test_a_large_jpeg_is_decoded_scaled_but_recorded_at_full_size(progressive):
     assert got[encode.IMAGE_KEY] == data
 
 
+@pytest.mark.parametrize("mode, channels", [("L", 1), ("CMYK", 4)])
+def test_grey_and_cmyk_jpegs_keep_their_mode_and_statistics_when_scaled(mode, channels):
+    pixels = np.random.default_rng(1).integers(0, 256, (600, 800, 3), np.uint8) // 4 + 96
+    buf = io.BytesIO()
+    Image.fromarray(pixels).convert(mode).save(buf, format="JPEG", quality=90)
+    image, size = encode.decode_scaled(buf.getvalue(), DEFAULT_MAX_PIXELS)
+    assert (image.mode, image.size, size) == (mode, (200, 150), (800, 600))
+    got = _features(_encode(buf.getvalue(), "train", "c/a.jpg", 0, "c"))
+    assert got[encode.CHANNELS_KEY] == channels
+    full = encode.decode_fully(buf.getvalue(), DEFAULT_MAX_PIXELS)
+    assert encode.pixel_stats(image) == encode.pixel_stats(full)
+
+
 @pytest.mark.parametrize("progressive", [False, True])
 @pytest.mark.parametrize("kept", [0.5, 0.9, 0.99])
 def test_a_truncated_jpeg_fails_even_when_decoded_scaled(progressive, kept):
