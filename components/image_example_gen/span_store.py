@@ -23,6 +23,7 @@ from typing import Dict, List, Optional
 
 from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
 from components.data_health.groups_csv import groups_digest
+from components.image_example_gen.encoding.encode import PIXEL_BASIS
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
@@ -79,14 +80,15 @@ def relabel(listing: Listing, classes: Optional[List[str]]) -> Listing:
 def entry_key(span: Span, fingerprint: str, options: IngestOptions,
               classes: Optional[List[str]], own_classes: Optional[List[str]]) -> str:
     """A digest of what a span's examples depend on (see the module docstring), with
-    --dedupe and the --groups file's content (both change the examples)."""
+    --dedupe and the --groups file's content (both change the examples) and the
+    pixel basis of the statistics and hashes (encode.PIXEL_BASIS)."""
     reading = {k: v for k, v in dataclasses.asdict(options).items()
                if k in ("format", "strict", "max_pixels", "image_key", "label_key",
                         "eval_percent")}
     if options.dedupe or options.groups:  # absent otherwise: earlier entries stay valid
         reading.update(dedupe=options.dedupe, groups=groups_digest(options.groups))
     ids = None if classes is None else [[n, classes.index(n)] for n in own_classes or []]
-    text = json.dumps([span.root, fingerprint, reading, ids], sort_keys=True)
+    text = json.dumps([span.root, fingerprint, reading, ids, PIXEL_BASIS], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -37,6 +37,10 @@ THUMBNAIL_SIDE = 32
 # The brightness histogram: mean luminance 0..255 in buckets of 16 levels.
 BRIGHTNESS_BUCKETS = 16
 BUCKET_WIDTH = 256 // BRIGHTNESS_BUCKETS
+# What the pixel statistics and perceptual hashes are computed on. Part of each
+# span-store entry's key (span_store.entry_key): spans ingested under another
+# basis are ingested again rather than compared with these (drift, leakage).
+PIXEL_BASIS = "jpeg-dct-scaled-96"
 # Ingestion decodes a JPEG at the smallest of libjpeg's DCT scales (1/2, 1/4,
 # 1/8) that keeps both sides at least this many pixels (`decode_scaled`):
 # decoding, pixel statistics and the perceptual hash all get cheaper, and the
