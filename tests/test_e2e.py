@@ -1,6 +1,7 @@
 """`imagepipe run` end to end, as a subprocess, on 100 real digits; then again, cached."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -257,7 +258,8 @@ def test_progress_lines_name_every_component_epochs_and_cache_hits(two_runs):
     done = [line.split()[1] for line in stdout.splitlines() if line.startswith("done ")]
     assert done == list(COMPONENT_IDS)
     assert sum(line.strip().startswith("epoch ") for line in stdout.splitlines()) == 10
-    assert "          ingest shard 1/1: 100 images" in stdout
+    shards = re.findall(r"\n {10}ingest shard \d+/(\d+): (\d+) images", stdout)
+    assert len(shards) == int(shards[0][0]) and sum(int(n) for _, n in shards) == 100
     second = (out.parent / "second_stdout.txt").read_text().splitlines()
     cached = [line.split()[1] for line in second if line.startswith("done ")
               and line.endswith("cached")]
