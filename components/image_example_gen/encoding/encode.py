@@ -37,10 +37,6 @@ THUMBNAIL_SIDE = 32
 # The brightness histogram: mean luminance 0..255 in buckets of 16 levels.
 BRIGHTNESS_BUCKETS = 16
 BUCKET_WIDTH = 256 // BRIGHTNESS_BUCKETS
-# What the pixel statistics and perceptual hashes are computed on. Part of each
-# span-store entry's key (span_store.entry_key): spans ingested under another
-# basis are ingested again rather than compared with these (drift, leakage).
-PIXEL_BASIS = "jpeg-dct-scaled-96"
 # Ingestion decodes a JPEG at the smallest of libjpeg's DCT scales (1/2, 1/4,
 # 1/8) that keeps both sides at least this many pixels (`decode_scaled`):
 # decoding, pixel statistics and the perceptual hash all get cheaper, and the
@@ -48,6 +44,11 @@ PIXEL_BASIS = "jpeg-dct-scaled-96"
 # `_thumbnail`, the hash's 9 x 8 cells). Smaller scales moved resized copies'
 # hashes too far (docs/data_health.md).
 DECODE_SIDE = 96
+# What the pixel statistics and perceptual hashes are computed on, derived from
+# DECODE_SIDE so that changing it changes this. Part of each span-store entry's
+# key (span_store.entry_key): spans ingested under another basis are ingested
+# again rather than compared with these (drift, leakage).
+PIXEL_BASIS = f"jpeg-dct-scaled-{DECODE_SIDE}"
 # How far apart a grey image's colour channels may be on the thumbnail (0..255).
 GRAY_TOLERANCE = 8
 # Modes converted before the thumbnail is averaged: those Image.reduce refuses,
