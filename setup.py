@@ -31,6 +31,7 @@ setup(
         "pyyaml",
         "jinja2",  # the model card's HTML
         "jsonschema",  # the model card checked against its schema
+        "keras-tuner>=1.4,<1.5",  # --tune's oracle (the Tuner component needs it too)
     ],
     # Not Python, but read at run time: the model card's schema and template.
     package_data={"components.image_pusher.model_card": ["model_card.schema.json",

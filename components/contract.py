@@ -47,6 +47,7 @@ STATISTICS_GEN_ID = "StatisticsGen"
 SCHEMA_GEN_ID = "SchemaGen"
 EXAMPLE_VALIDATOR_ID = "ExampleValidator"
 TRANSFORM_ID = "Transform"
+TUNER_ID = "Tuner"  # only with --tune, between Transform and the Trainer
 TRAINER_ID = "Trainer"
 BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs, Vertex)
 WARM_START_ID = "warm_start_model_resolver"  # the Trainer's base model (local runs)

@@ -25,6 +25,7 @@ import tf_keras as keras
 
 from modules.photo_model import BN_MOMENTUM
 from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier
+from modules.tuning.space import Architecture
 
 IMAGENET = "imagenet"
 DROPOUT = 0.2
@@ -176,12 +177,14 @@ def build_network(name: str, side: int, weights: Optional[str]) -> keras.Model:
 
 
 def build_backbone_model(name: str, input_shape: Sequence[int], num_classes: int,
-                         weights: Optional[str], mean, std) -> keras.Model:
+                         weights: Optional[str], mean, std,
+                         arch: Architecture = Architecture()) -> keras.Model:
     """The classifier: the backbone between imagepipe's input mapping and a new head.
 
     `mean` and `std` are Transform's per-channel statistics for pixels in
     [0, 1] (modules/signatures.tft_normalization). The backbone starts frozen
-    when it has weights; `unfreeze_top` opens it for phase 2.
+    when it has weights; `unfreeze_top` opens it for phase 2. A search's
+    `arch` sets the head's dropout.
     """
     side, channels = int(input_shape[0]), int(input_shape[-1])
     backbone = BACKBONES[name]
@@ -197,7 +200,7 @@ def build_backbone_model(name: str, input_shape: Sequence[int], num_classes: int
         _train_batch_norm_from_scratch(network)
         x = network(x)  # training mode in fit: batch norm learns its statistics
     x = keras.layers.GlobalAveragePooling2D()(x)
-    x = keras.layers.Dropout(DROPOUT)(x)
+    x = keras.layers.Dropout(DROPOUT if arch.dropout is None else arch.dropout)(x)
     return keras.Model(inputs, classifier(x, num_classes), name=f"{name}_classifier")
 
 
@@ -219,16 +222,18 @@ def backbone_of(model: keras.Model) -> keras.Model:
     return next(l for l in model.layers if isinstance(l, keras.Model))
 
 
-def unfreeze_top(model: keras.Model, name: str) -> int:
+def unfreeze_top(model: keras.Model, name: str, scale: float = 1.0) -> int:
     """Phase 2: makes the backbone's top blocks trainable, batch norm excepted.
 
     Returns how many of the backbone's layers now train. Batch norm stays
     frozen: its statistics and scales were learned on far more images.
+    `scale` (a search's) opens that many times the top blocks' layers.
     """
     network = backbone_of(model)
     network.trainable = True
     names = [layer.name for layer in network.layers]
-    start = names.index(BACKBONES[name].fine_tune_from)
+    top = len(names) - names.index(BACKBONES[name].fine_tune_from)
+    start = min(len(names) - 1, max(0, len(names) - round(top * scale)))
     for index, layer in enumerate(network.layers):
         layer.trainable = (index >= start
                            and not isinstance(layer, keras.layers.BatchNormalization))

@@ -9,27 +9,32 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 import numpy as np
 import tf_keras as keras
 
-from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier as _classifier
-from modules.summaries import HISTOGRAM_SUMMARY, HistogramSummary  # noqa: F401 (re-exported)
+from modules.summaries import classifier as _classifier, image_input, scaled
+from modules.summaries import (HISTOGRAM_SUMMARY, IMAGE_SUMMARY,  # noqa: F401 (re-exported)
+                               HistogramSummary, ImageSummary)
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.photo_model import build_photo
+from modules.tuning.space import Architecture, architecture
 
 
-def build_cnn(input_shape: Sequence[int], num_classes: int) -> keras.Model:
+def build_cnn(input_shape: Sequence[int], num_classes: int,
+              arch: Architecture = Architecture()) -> keras.Model:
     """The CNN of the Cloud TPU Keras MNIST example.
 
     Conv2D 32 -> Conv2D 64 -> MaxPool -> Dropout 0.25 -> Flatten -> Dense 128
-    -> Dropout 0.5 -> Dense num_classes (softmax, kept in float32).
+    -> Dropout 0.5 -> Dense num_classes (softmax, kept in float32). A search
+    (`arch`) scales the widths, adds 3x3 convolutions of 64 before the pooling,
+    sets the last dropout and may resize the input.
     """
-    inputs = keras.Input(shape=tuple(input_shape), name="image")
-    x = ImageSummary(name=IMAGE_SUMMARY)(inputs)
-    x = keras.layers.Conv2D(32, 3, activation="relu")(x)
-    x = keras.layers.Conv2D(64, 3, activation="relu")(x)
+    inputs, x = image_input(input_shape, arch.image_size)
+    x = keras.layers.Conv2D(scaled(32, arch.width), 3, activation="relu")(x)
+    for _ in range(1 + arch.depth):
+        x = keras.layers.Conv2D(scaled(64, arch.width), 3, activation="relu")(x)
     x = keras.layers.MaxPooling2D(2)(x)
     x = keras.layers.Dropout(0.25)(x)
     x = keras.layers.Flatten()(x)
-    x = keras.layers.Dense(128, activation="relu")(x)
-    x = keras.layers.Dropout(0.5)(x)
+    x = keras.layers.Dense(scaled(128, arch.width), activation="relu")(x)
+    x = keras.layers.Dropout(0.5 if arch.dropout is None else arch.dropout)(x)
     return keras.Model(inputs, _classifier(x, num_classes), name="mnist_cnn")
 
 
@@ -46,20 +51,23 @@ def _residual_block(x, filters: int, stride: int):
     return keras.layers.ReLU()(keras.layers.Add()([y, shortcut]))
 
 
-def build_resnet(input_shape: Sequence[int], num_classes: int) -> keras.Model:
-    """A small ResNet (CIFAR-style, 3 stages of 2 basic blocks, 16/32/64 filters), for RGB data."""
-    inputs = keras.Input(shape=tuple(input_shape), name="image")
-    x = ImageSummary(name=IMAGE_SUMMARY)(inputs)
-    x = keras.layers.Conv2D(16, 3, padding="same", use_bias=False)(x)
+def build_resnet(input_shape: Sequence[int], num_classes: int,
+                 arch: Architecture = Architecture()) -> keras.Model:
+    """A small ResNet (CIFAR-style, 3 stages of 2 basic blocks, 16/32/64 filters), for RGB
+    data; a search scales the filters, adds blocks, a dropout, and may resize the input."""
+    inputs, x = image_input(input_shape, arch.image_size)
+    x = keras.layers.Conv2D(scaled(16, arch.width), 3, padding="same", use_bias=False)(x)
     x = keras.layers.ReLU()(keras.layers.BatchNormalization()(x))
     for stage, filters in enumerate((16, 32, 64)):
-        for block in range(2):
-            x = _residual_block(x, filters, 2 if stage and not block else 1)
+        for block in range(2 + arch.depth):
+            x = _residual_block(x, scaled(filters, arch.width), 2 if stage and not block else 1)
     x = keras.layers.GlobalAveragePooling2D()(x)
+    if arch.dropout:
+        x = keras.layers.Dropout(arch.dropout)(x)
     return keras.Model(inputs, _classifier(x, num_classes), name="small_resnet")
 
 
-MODELS: Dict[str, Callable[[Sequence[int], int], keras.Model]] = {
+MODELS: Dict[str, Callable[..., keras.Model]] = {
     "cnn": build_cnn, "resnet": build_resnet, "photo": build_photo}
 
 
@@ -70,7 +78,8 @@ def build_model(params: TrainerParams, input_shape: Sequence[int], num_classes: 
 
     `normalization` is Transform's (mean, std), which a backbone undoes; None
     (shape-only builds, such as the memory estimate) uses 0 and 1. `module`
-    is the loaded module file, if already loaded.
+    is the loaded module file, if already loaded. Tuned values in `params`
+    change the built-in models' shape (modules/tuning/space.py).
     """
     from modules import backbones, user_module  # Keras Applications: only when needed
     if params.model == MODULE:
@@ -79,8 +88,8 @@ def build_model(params: TrainerParams, input_shape: Sequence[int], num_classes: 
     if params.model in BACKBONE_NAMES:
         mean, std = normalization or (np.zeros(input_shape[-1]), np.ones(input_shape[-1]))
         return backbones.build_backbone_model(params.model, input_shape, num_classes,
-                                              params.weights, mean, std)
-    return MODELS[params.model](input_shape, num_classes)
+                                              params.weights, mean, std, architecture(params))
+    return MODELS[params.model](input_shape, num_classes, architecture(params))
 
 
 OPTIMIZERS = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD}

@@ -7,6 +7,7 @@ pipeline/planning/plan.py builds them from the config; they hold no
 defaults of their own.
 """
 import dataclasses
+import json
 import math
 from typing import Optional
 
@@ -74,6 +75,9 @@ class TrainerParams:
     # The decode cache's root: the local state folder's on a local run
     # (pipeline/local/state.py); None: beside the Trainer's outputs (a cluster).
     cache_root: Optional[str] = None
+    # The best trial's values as JSON (modules/tuning/space.py), set by the
+    # Trainer from the Tuner's artifact; None: untuned.
+    hyperparameters: Optional[str] = None
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -85,6 +89,12 @@ class TrainerParams:
     def fine_tunes(self) -> bool:
         """Two phases (head, then top blocks) for a backbone that starts with weights."""
         return self.model in BACKBONE_NAMES and self.weights is not None
+
+    @property
+    def tuned_values(self) -> dict:
+        """The tuned values by name ({} when untuned); a module file's build_model may read
+        its own tuner_fn's here."""
+        return json.loads(self.hyperparameters) if self.hyperparameters else {}
 
     def to_custom_config(self) -> dict:
         """The `custom_config` of the Trainer component (JSON-serializable)."""

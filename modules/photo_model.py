@@ -10,7 +10,8 @@ from typing import Sequence
 
 import tf_keras as keras
 
-from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier
+from modules.summaries import classifier, image_input, scaled
+from modules.tuning.space import Architecture
 
 # (expansion, output channels, blocks, stride of the first block): MobileNetV2's
 # stage pattern, shallower and narrower: half the weights, and chosen over
@@ -51,19 +52,22 @@ def inverted_residual(x, expansion: int, filters: int, stride: int):
     return x
 
 
-def build_photo(input_shape: Sequence[int], num_classes: int, stages=STAGES,
+def build_photo(input_shape: Sequence[int], num_classes: int,
+                arch: Architecture = Architecture(), stages=STAGES,
                 head_channels: int = HEAD_CHANNELS) -> keras.Model:
     """Stem (3x3, stride 2) -> inverted-residual stages -> 1x1 head -> pooling -> softmax.
 
-    `stages` and `head_channels` exist for bench/photo_models' candidates.
+    A search (`arch`) scales every width, adds blocks to the stages that have
+    more than one, sets the dropout and may resize the input. `stages` and
+    `head_channels` exist for bench/photo_models' candidates.
     """
-    inputs = keras.Input(shape=tuple(input_shape), name="image")
-    x = ImageSummary(name=IMAGE_SUMMARY)(inputs)
-    x = _conv_bn(x, STEM_CHANNELS, kernel=3, stride=2)
+    inputs, x = image_input(input_shape, arch.image_size)
+    x = _conv_bn(x, scaled(STEM_CHANNELS, arch.width), kernel=3, stride=2)
     for expansion, filters, blocks, stride in stages:
-        for block in range(blocks):
-            x = inverted_residual(x, expansion, filters, stride if block == 0 else 1)
-    x = _conv_bn(x, head_channels)
+        for block in range(blocks + (arch.depth if blocks > 1 else 0)):
+            x = inverted_residual(x, expansion, scaled(filters, arch.width),
+                                  stride if block == 0 else 1)
+    x = _conv_bn(x, scaled(head_channels, arch.width))
     x = keras.layers.GlobalAveragePooling2D()(x)
-    x = keras.layers.Dropout(DROPOUT)(x)
+    x = keras.layers.Dropout(DROPOUT if arch.dropout is None else arch.dropout)(x)
     return keras.Model(inputs, classifier(x, num_classes), name="photo_net")

@@ -39,6 +39,25 @@ class HistogramSummary(keras.layers.Layer):
         return values
 
 
+def image_input(input_shape, image_size=None):
+    """(the model's input, the image summary of it), resized to `image_size` when a
+    search chose a side smaller than Transform's (modules/tuning/space.py).
+
+    Bilinear: TFLite has a builtin for it (not for area resizing), and at the
+    searched factors of 1/2 it averages 2x2 pixels as area resizing would.
+    """
+    inputs = keras.Input(shape=tuple(input_shape), name="image")
+    x = ImageSummary(name=IMAGE_SUMMARY)(inputs)
+    if image_size and image_size < input_shape[0]:
+        x = keras.layers.Resizing(image_size, image_size, name="tuned_resize")(x)
+    return inputs, x
+
+
+def scaled(channels: int, width: float) -> int:
+    """`channels` times a searched width, a multiple of 8 (at least 8)."""
+    return max(8, int(round(channels * width / 8)) * 8)
+
+
 def classifier(x, num_classes: int):
     """Softmax in float32 (under mixed precision too), then the histogram summary."""
     x = keras.layers.Dense(num_classes, activation="softmax", dtype="float32",

@@ -41,6 +41,7 @@ from modules.epoch_progress import FIT_STATS_FILE, EpochLines, FitThroughput, ad
 from modules.schedule import Phase, Schedule, phases, training_schedule
 from modules.signatures import export, tft_normalization
 from modules.distribution import select_strategy
+from modules.tuning.space import apply as apply_tuned, architecture
 
 autograph_rules.install()
 
@@ -110,7 +111,7 @@ def make_dataset(file_pattern, data_accessor, tft_output: tft.TFTransformOutput,
     return batches.prefetch(2).with_options(_OPTIONS)
 
 
-def _split_examples(file_pattern: str) -> int:
+def split_examples(file_pattern: str) -> int:
     """The split's size from the ingest report, else counted (another ExampleGen's output)."""
     known = split_size(examples_uri_of(file_pattern), split_of(file_pattern))
     if known:
@@ -198,8 +199,8 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
     worker in its own order) to drive early stopping; the Evaluator still
     scores every example.
     """
-    sizes = {TRAIN: _split_examples(fn_args.train_files[0]),
-             EVAL: _split_examples(fn_args.eval_files[0])}
+    sizes = {TRAIN: split_examples(fn_args.train_files[0]),
+             EVAL: split_examples(fn_args.eval_files[0])}
     caches = plan_caches(sizes, _image_shape(tft_output), params.cache_bytes, cache_dir,
                          params.disk_headroom)
     coordinated = dist.coordinated
@@ -236,7 +237,7 @@ def _fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluati
     for phase in phases(params, schedule):
         if phase.name == "fine-tune":
             with strategy_plan.strategy.scope():
-                opened = unfreeze_top(model, params.model)
+                opened = unfreeze_top(model, params.model, architecture(params).unfreeze)
                 _compile(model, params, phase)
             print(f"          fine-tune: {opened} layers of {params.model}'s top blocks "
                   f"open, learning rate {phase.learning_rate.peak:g}", flush=True)
@@ -268,6 +269,8 @@ def run_fn(fn_args: FnArgs) -> None:
     """
     run_started = time.perf_counter()
     params = TrainerParams.from_custom_config(fn_args.custom_config)
+    if fn_args.hyperparameters:  # the Tuner's best trial (modules/tuning/)
+        params = apply_tuned(params, fn_args.hyperparameters["values"])
     cluster = read_cluster()
     if cluster is not None and has_parameter_servers(cluster):
         parameter_servers.prepare()
@@ -326,8 +329,13 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         train, evaluation, sizes = _datasets(fn_args, params, tft_output, dist, len(labels),
                                              cache_dir, augment)
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
-        description = warm_start.describe(params.model, params.module_sha256,
-                                          _image_shape(tft_output), labels)
+        description = warm_start.describe(
+            params.model, params.module_sha256, _image_shape(tft_output), labels,
+            dataclasses.asdict(architecture(params)) if params.tuned_values else None)
+        if params.tuned_values and dist.is_chief:
+            print("          tuned: " + ", ".join(
+                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in sorted(params.tuned_values.items())), flush=True)
         planned = schedule.epochs
         decision, schedule = _warm_start_decision(fn_args, params, description, schedule)
         model = _build(params, dist, tft_output, len(labels), phases(params, schedule)[0],
@@ -342,6 +350,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
                   workers=dist.workers, replicas=dist.replicas,
                   parameter_servers=dist.parameter_servers, warm_start=warm,
+                  hyperparameters=params.tuned_values or None,
                   class_weights=None if weights is None else [round(weights[i], 4)
                                                               for i in sorted(weights)])
     started = time.perf_counter()

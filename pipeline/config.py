@@ -159,6 +159,14 @@ class PipelineConfig:
     eval_steps: Optional[int] = _field(None, "Validation batches after each epoch. Default: "
                                        "the whole eval split (the Evaluator always scores "
                                        "all of it).")
+    tune: bool = _field(False, "Search before training: a Tuner step tries models of other "
+                        "widths, depths, dropout, image sizes, learning rates and augmentation "
+                        "strengths (backbones: both phases' learning rates and how much to "
+                        "unfreeze; a module file: its own tuner_fn if it has one) on a sample "
+                        "of the train split, and the Trainer trains the best (docs/tuning.md).")
+    tune_trials: int = _field(10, "With --tune: at most this many trials.")
+    tune_minutes: float = _field(30.0, "With --tune: start no trial after this many minutes, "
+                                 "and stop the one running then.")
     optimizer: str = _field("adam", "Optimizer: adam, or sgd as in the TPU example (use "
                             "--learning-rate 0.05 with it).", choices=("adam", "sgd"))
     learning_rate: Optional[float] = _field(None, "Peak learning rate (after warmup, then "
@@ -236,6 +244,9 @@ class PipelineConfig:
              "must be in [0, 1)"),
             ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
             ("workers", 1 <= self.workers <= 8, "must be in [1, 8]"),
+            ("tune_trials", self.tune_trials >= 1, "must be >= 1"),
+            ("tune_minutes", math.isfinite(self.tune_minutes) and self.tune_minutes > 0,
+             "must be > 0"),
             ("ps", 0 <= self.ps <= 4, "must be in [0, 4]"),
             ("tensorboard_update_freq", self.tensorboard_update_freq >= 1, "must be >= 1"),
             ("accuracy_threshold", unset("accuracy_threshold")
@@ -361,7 +372,8 @@ EXAMPLES = {
     "warm_start": "--warm-start off", "allow_drift": "--allow-drift",
     "drift_label": "--drift-label 0.3", "drift_brightness": "--drift-brightness 0.2",
     "drift_size": "--drift-size 1.5", "drift_grayscale": "--drift-grayscale 0.5",
-    "dedupe": "--dedupe",
+    "dedupe": "--dedupe", "tune": "--tune", "tune_trials": "--tune --tune-trials 6",
+    "tune_minutes": "--tune --tune-minutes 10",
 }
 
 

@@ -31,6 +31,7 @@ from components.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
+from components.image_tuner.component import ImageTuner
 from components.pushed_baseline.component import PushedBaseline
 from components.warm_start_resolver import strategy as warm_start_strategy
 from components.warm_start_resolver.strategy import LatestBlessedEarlierDataModelStrategy
@@ -48,6 +49,7 @@ from pipeline.planning.plan import Plan
 BASELINES = ("mlmd", "vertex", "pushed")
 PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
 RUN_FN = "modules.trainer.run_fn"
+TUNER_FN = "modules.tuning.search.tuner_fn"
 
 
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
@@ -117,15 +119,32 @@ def _warm_start(example_gen):
     ).with_id(ids.WARM_START_ID)
 
 
-def _trainer(plan: Plan, example_gen, transform, schema_gen, base=None) -> Trainer:
+def _tuner(plan: Plan, example_gen, transform, schema_gen) -> ImageTuner:
+    """TFX's Tuner running our tuner_fn (modules/tuning/search.py), on the Trainer's
+    inputs and settings plus the search's own."""
+    return ImageTuner(
+        tuner_fn=TUNER_FN, examples=example_gen.outputs["examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        schema=schema_gen.outputs["schema"],
+        train_args=trainer_pb2.TrainArgs(splits=[TRAIN]),
+        eval_args=trainer_pb2.EvalArgs(splits=[EVAL]),
+        custom_config={**plan.trainer_params().to_custom_config(),
+                       **plan.tuning_params().to_custom_config()}).with_id(ids.TUNER_ID)
+
+
+def _trainer(plan: Plan, example_gen, transform, schema_gen, base=None,
+             tuner=None) -> Trainer:
     """The stock Trainer running our run_fn; with several local workers, its executor
-    starts them (modules/cluster/launcher.py). `base`: the warm-start resolver."""
-    workers = {} if plan.config.workers <= 1 and not plan.config.ps else {
+    starts them (modules/cluster/launcher.py). `base`: the warm-start resolver;
+    `tuner`: the Tuner whose best hyperparameters it trains with."""
+    extra = {} if plan.config.workers <= 1 and not plan.config.ps else {
         "custom_executor_spec": executor_spec.ExecutorClassSpec(launcher.Executor)}
     if base is not None:
-        workers["base_model"] = base.outputs["model"]
+        extra["base_model"] = base.outputs["model"]
+    if tuner is not None:
+        extra["hyperparameters"] = tuner.outputs["best_hyperparameters"]
     trainer = Trainer(
-        **workers,
+        **extra,
         run_fn=RUN_FN,
         examples=example_gen.outputs["examples"],
         transform_graph=transform.outputs["transform_graph"],
@@ -168,7 +187,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     # (a new blessing, a rollback) would retrain on unchanged data.
     base = (_warm_start(example_gen)
             if baseline_kind == "mlmd" and config.warm_start == "on" else None)
-    trainer = _trainer(plan, example_gen, transform, schema_gen, base)
+    tuner = _tuner(plan, example_gen, transform, schema_gen) if config.tune else None
+    trainer = _trainer(plan, example_gen, transform, schema_gen, base, tuner)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
@@ -182,7 +202,8 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         examples=example_gen.outputs["examples"], settings=config.push_settings(),
     ).with_id(ids.PUSHER_ID)
     return [example_gen, statistics_gen, *([base] if base is not None else []), schema_gen,
-            example_validator, transform, trainer, baseline, evaluator, pusher]
+            example_validator, transform, *([tuner] if tuner is not None else []), trainer,
+            baseline, evaluator, pusher]
 
 
 def create_pipeline(plan: Plan, beam_pipeline_args: List[str],

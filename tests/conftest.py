@@ -88,6 +88,14 @@ def exported_model(tmp_path_factory):
     return export_tiny_model(tmp_path_factory.mktemp("exported"), write_image)
 
 
+@pytest.fixture(params=[1, 3], ids=["gray", "rgb"])
+def transformed(request, tmp_path, make_image):
+    """Twelve 8x8 PNGs in two classes, ingested and analyzed, in 1 or 3 channels
+    (tests/transformed.py)."""
+    from tests.transformed import transformed_fixture
+    return transformed_fixture(tmp_path, make_image, request.param)
+
+
 @pytest.fixture
 def mnist_subset(tmp_path) -> pathlib.Path:
     """A class-per-folder copy of the first 10 real digits of each class (100 PNGs)."""

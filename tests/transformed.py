@@ -63,6 +63,23 @@ def transform(pattern: str, temp: str, out: str, channels: int) -> None:
 
 
 
+def transformed_fixture(tmp_path, make_image, channels: int) -> Transformed:
+    """The `transformed` fixture's value (tests/conftest.py)."""
+    from tfx.components.util import tfxio_utils
+    from tfx.types import artifact_utils, standard_artifacts
+    examples_dir, images = ingest(tmp_path, make_image, channels)
+    files = {s: f"{examples_dir}/{s}/*" for s in ("train", "eval")}
+    transform(files["train"], str(tmp_path / "tft_tmp"), str(tmp_path / "tft"), channels)
+    artifact = standard_artifacts.Examples()
+    artifact.uri = examples_dir
+    artifact.split_names = artifact_utils.encode_split_names(["train", "eval"])
+    accessor = DataAccessor(
+        tf_dataset_factory=tfxio_utils.get_tf_dataset_factory_from_artifact([artifact], []),
+        record_batch_factory=None, data_view_decode_fn=None)
+    return Transformed(examples_dir, files, tft.TFTransformOutput(str(tmp_path / "tft")),
+                       accessor, images, channels)
+
+
 @dataclasses.dataclass
 class Exported:
     """A SavedModel as the Trainer exports it, and the Examples artifact it came from."""

@@ -44,10 +44,14 @@ def folder_of(serving_model_dir: str) -> str:
     return os.path.join(os.path.dirname(str(serving_model_dir).rstrip("/")), WARM_START_DIR)
 
 
-def describe(model_name: str, module_sha256: Optional[str], image_shape, labels: List[str]):
-    """What decides whether saved weights fit a model."""
+def describe(model_name: str, module_sha256: Optional[str], image_shape, labels: List[str],
+             architecture: Optional[dict] = None):
+    """What decides whether saved weights fit a model. `architecture`: a search's shape
+    (modules/tuning/space.py), None when untuned; weights load by layer position, so a
+    model one block deeper must not take them."""
     return {"model": model_name, "module_sha256": module_sha256,
-            "image_shape": [int(d) for d in image_shape], "labels": list(labels)}
+            "image_shape": [int(d) for d in image_shape], "labels": list(labels),
+            "architecture": architecture}
 
 
 def save(model, description: dict, serving_model_dir: str) -> None:
@@ -76,7 +80,7 @@ def decide(base_model: Optional[str], description: dict) -> Decision:
         return Decision(None, False, f"the blessed model {os.path.dirname(base_model)} kept "
                                      "no weights to start from")
     for key, what in (("model", "network"), ("module_sha256", "module file"),
-                      ("image_shape", "input shape")):
+                      ("image_shape", "input shape"), ("architecture", "searched shape")):
         if saved.get(key) != description[key]:
             return Decision(None, False, f"the blessed model's {what} was {saved.get(key)}, "
                                          f"this run's is {description[key]}")

@@ -20,7 +20,7 @@ from typing import List, Optional
 import yaml
 
 from pipeline.kubeflow.accelerators import Accelerator
-from components.contract import EXAMPLE_GEN_ID, TRAINER_ID
+from components.contract import EXAMPLE_GEN_ID, TRAINER_ID, TUNER_ID
 from components.image_example_gen import spans
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
@@ -92,10 +92,11 @@ def _resources(accelerator: Optional[Accelerator], target: str, memory: int):
     return spec
 
 
-def _platform_spec(executor_label: str, accelerator: Accelerator) -> dict:
+def _platform_spec(executor_labels: List[str], accelerator: Accelerator) -> dict:
     """KFP's Kubernetes platform spec (the YAML's second document): node selectors."""
     return {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {
-        executor_label: {"nodeSelector": {"labels": accelerator.node_selector()}}}}}}}
+        label: {"nodeSelector": {"labels": accelerator.node_selector()}}
+        for label in executor_labels}}}}}
 
 
 def compile_pipeline(config: PipelineConfig, target: str, image: str, output_file: str,
@@ -130,6 +131,11 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
     tfjob = _place_trainer(trainer, config, target, image, accelerator, trainer_memory,
                            vertex_job)
+    # The Tuner trains too, in its own step (trial by trial, one process): the
+    # Trainer's machine, never its TFJob or custom job.
+    tuner = next((c for c in pipeline.components if c.id == TUNER_ID), None)
+    if tuner is not None:
+        tuner.with_platform_config(_resources(accelerator, target, trainer_memory))
     text = _tfx_compiled(pipeline, target, image)
     if spans.is_pattern(config.data):
         text = _always_ingest(text, target)
@@ -269,10 +275,11 @@ def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_roo
     text = yaml.safe_dump(spec, sort_keys=False)
     if not accelerator:
         return text
-    label = spec["root"]["dag"]["tasks"][TRAINER_ID]["componentRef"]["name"]
-    executor_label = spec["components"][label]["executorLabel"]
+    tasks = spec["root"]["dag"]["tasks"]
+    labels = [spec["components"][tasks[node]["componentRef"]["name"]]["executorLabel"]
+              for node in (TUNER_ID, TRAINER_ID) if node in tasks]
     return text.rstrip("\n") + "\n---\n" + yaml.safe_dump(
-        _platform_spec(executor_label, accelerator), sort_keys=False)
+        _platform_spec(labels, accelerator), sort_keys=False)
 
 
 def summary_line(path: str, target: str) -> str:

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
                             head_epochs, steps_per_epoch)
+from modules.tuning.settings import TuningParams
 from pipeline.config import PLANNED, PipelineConfig
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
@@ -59,7 +60,17 @@ class Plan:
             module_file=s.path, module_source=s.text, module_sha256=s.sha256,
             cache_root=self.decode_cache_root, warm_start=c.warm_start == "on",
             warm_start_share=rules.WARM_START_EPOCH_SHARE,
-            imbalance_ratio=rules.IMBALANCE_RATIO)
+            imbalance_ratio=rules.IMBALANCE_RATIO,
+            hyperparameters=None)  # the Trainer's, from the Tuner's artifact
+
+    def tuning_params(self) -> TuningParams:
+        """The Tuner's typed settings (beside the Trainer's in its custom_config)."""
+        c = self.config
+        return TuningParams(
+            trials=c.tune_trials, minutes=c.tune_minutes, epoch_share=rules.TUNE_EPOCH_SHARE,
+            holdout_share=rules.TUNE_HOLDOUT_SHARE, max_examples=rules.TUNE_MAX_EXAMPLES,
+            max_bytes=rules.TUNE_MAX_BYTES,
+            initial_points=max(2, round(c.tune_trials * rules.TUNE_RANDOM_SHARE)))
 
     def transform_params(self) -> TransformParams:
         """Transform's typed settings (its custom_config)."""
@@ -75,6 +86,8 @@ class Plan:
                       warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine",
                       warm_start=self.config.warm_start,
                       warm_start_epoch_share=rules.WARM_START_EPOCH_SHARE)
+        if self.config.tune:
+            values["tuning"] = dataclasses.asdict(self.tuning_params())
         if self.fine_tunes and self.config.epochs:
             head = head_epochs(self.config.epochs, rules.FINE_TUNE_HEAD_SHARE)
             values["phases"] = {"head_epochs": head,
@@ -236,7 +249,25 @@ def plan_lines(plan: Plan) -> List[str]:
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
     return (lines[:1] + _worker_lines(plan) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
-            + _warm_start_lines(plan) + lines[4:])
+            + _warm_start_lines(plan) + _tuning_lines(plan) + lines[4:])
+
+
+def _tuning_lines(plan: Plan) -> List[str]:
+    """What --tune searches, and within what budget."""
+    c = plan.config
+    if not c.tune:
+        return []
+    t = plan.tuning_params()
+    what = ("its own tuner_fn if the module file has one, else learning rate and augmentation"
+            if c.model == MODULE else
+            "learning rates of both phases and how much to unfreeze" if plan.fine_tunes else
+            "learning rate" if c.model in BACKBONE_NAMES else
+            "width, depth, dropout, image size, learning rate and augmentation strength")
+    return [f"          tune: at most {c.tune_trials} trials in {c.tune_minutes:g} min "
+            f"({t.initial_points} random, then Bayesian) over {what}; each trains "
+            f"{t.epoch_share:.0%} of the epochs on up to {t.max_examples:,} train images and "
+            f"is scored on {t.holdout_share:.0%} of them held out; bad trials stop early "
+            "(median rule); the Trainer trains the best"]
 
 
 def _warm_start_lines(plan: Plan) -> List[str]:

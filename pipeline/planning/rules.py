@@ -102,3 +102,14 @@ WARM_START_EPOCH_SHARE = 0.125
 # class has more than this many times the smallest's train images. Below it,
 # weighting moves accuracy little and costs the frequent classes' accuracy.
 IMBALANCE_RATIO = 3.0
+
+# --tune (modules/tuning/): a trial trains this share of the epochs the Trainer
+# would on the same images, and is scored on this share of the train images
+# sampled, held out; the sample is at most this many images and bytes decoded
+# (every trial reuses it from memory). The first trials are random, so the
+# Bayesian model has points to fit: this share of the trials, at least 2.
+TUNE_EPOCH_SHARE = 0.5
+TUNE_HOLDOUT_SHARE = 0.2
+TUNE_MAX_EXAMPLES = 20_000
+TUNE_MAX_BYTES = 384 << 20
+TUNE_RANDOM_SHARE = 0.5

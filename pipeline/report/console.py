@@ -23,6 +23,20 @@ def _training_line(training: Optional[dict]) -> List[str]:
             f"epoch ({training['first_epoch_s']:.1f}s)"]
 
 
+def tuning_lines(tuning: Optional[dict]) -> List[str]:
+    """The search, when --tune ran one: trials, the best score, the values trained with."""
+    if not tuning:
+        return []
+    scores = [row["score"] for row in tuning["trials"] if row["score"] is not None]
+    used = tuning.get("trained_with") or {}
+    values = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                       for k, v in sorted(used.items()))
+    return [f"tuned     {len(tuning['trials'])} trials ({tuning['stopped_early']} stopped "
+            f"early), best holdout accuracy "
+            + (f"{max(scores):.4f}" if scores else "n/a")
+            + (f"; trained with {values}" if values else "")]
+
+
 def _verdict_line(verdict: Verdict) -> str:
     """`name      text`, in ASCII: terminals and CI logs may not show the report's signs."""
     text = verdict.text.replace("−", "-").replace("ε", "eps").replace("…", "...")
@@ -93,6 +107,7 @@ def format_summary(summary: dict) -> str:
         *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
           if pushed.get("tflite_gate") else []),
         *data_warnings(data["empty_classes"], data["skipped_files"]),
+        *tuning_lines(summary.get("tuning")),
         *_training_line(summary.get("training")),
         f"time      {summary['timings_s']['total']:.1f}s total, "
         f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "

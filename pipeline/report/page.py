@@ -108,7 +108,7 @@ def index_html(summary: dict, pngs: Sequence[str] = PREDICTIONS + TRAINING) -> s
         _pictures("Predictions on the eval split", PREDICTIONS, pngs),
         sections.suspects(summary), sections.saliency(summary),
         sections.robustness(summary), sections.slices(summary),
-        _pictures("Training", TRAINING, pngs)])
+        sections.tuning(summary), _pictures("Training", TRAINING, pngs)])
     return ("<!doctype html><html><head><meta charset='utf-8'><title>imagepipe report</title>"
             f"<style>{STYLE}</style></head><body><h1>imagepipe run report</h1>"
             f"{body}</body></html>\n")

@@ -1,4 +1,4 @@
-"""The report's trust sections in HTML: data health, suspects, saliency, robustness, slices.
+"""The report's sections in HTML: data health, suspects, saliency, robustness, slices, tuning.
 
 Each opens with its verdict (verdicts.py), so a reader knows in a glance
 whether to look closer; a section whose input is absent is left out. Audit
@@ -145,3 +145,30 @@ def slices(summary: dict) -> str:
             f"{result.get('min_examples', 0):,} images are not ranked</p>")
     return _section("slices", "Slices", [verdicts.slices(summary)],
                     note + f'<div class="slices">{"".join(tables)}</div>')
+
+
+def tuning(summary: dict) -> str:
+    """Every trial of a --tune search with its holdout score; the one trained, marked."""
+    found = summary.get("tuning")
+    if not found:
+        return ""
+    used = found.get("trained_with") or {}
+    names = sorted({name for row in found["trials"] for name in row["values"]})
+    rows = []
+    for row in found["trials"]:
+        score = "" if row["score"] is None else f"{row['score']:.4f}"
+        mark = " (trained)" if used and row["values"] == used else ""
+        stopped = row.get("stopped") or row.get("message") or ""
+        epochs = (f"{row['epochs_run']}/{row['epochs_planned']}" if "epochs_run" in row
+                  else "")
+        rows.append([esc(row["trial_id"] + mark), esc(score),
+                     *[esc(_short(row["values"].get(n))) for n in names],
+                     esc(epochs), esc(stopped)])
+    line = esc(f"{len(found['trials'])} trials, {found['stopped_early']} stopped early; "
+               "scores are accuracy on train images held out of the trials' training.")
+    return _section("tuning", "Tuning", [], f"<p>{line}</p>" + _table(
+        ["trial", "holdout accuracy", *[esc(n) for n in names], "epochs", "stopped"], rows))
+
+
+def _short(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -97,6 +97,18 @@ def _training_section(store, trainer) -> Optional[dict]:
     return read_fit_stats(model_run.uri) if model_run else None
 
 
+def _tuning_section(store, tuner, training: Optional[dict]) -> Optional[dict]:
+    """The search's trials (components/image_tuner/), None for a run without --tune."""
+    if tuner is None:
+        return None
+    from components.image_tuner.trials import tuning_summary
+    produced = outputs(store, tuner)
+    if "HyperParameters" not in produced:  # the Tuner failed
+        return None
+    return tuning_summary(produced["HyperParameters"].uri, produced["TunerResults"].uri,
+                          (training or {}).get("hyperparameters"))
+
+
 def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     """The summary.json contract for the latest run (see docs/data.md, "Run summary")."""
     store = open_store(config)
@@ -125,6 +137,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
         "eval": evaluation,
         "pushed": pushed,
         "training": training,
+        "tuning": _tuning_section(store, nodes.get(ids.TUNER_ID), training),
         "timings_s": timings,
         "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],
     }

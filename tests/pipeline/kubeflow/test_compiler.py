@@ -313,3 +313,29 @@ def test_a_span_pattern_is_ingested_on_every_run_and_the_rest_stays_cached(tmp_p
     assert tasks["Trainer"]["cachingOptions"] == {"enableCache": True}
     parameters = tasks["ImageExampleGen"]["inputs"]["parameters"]
     assert parameters["input_base"]["runtimeValue"]["constant"] == "gs://bucket/photos/span-{SPAN}"
+
+
+@pytest.mark.parametrize("target, accelerator", [("kubeflow", "gpu:nvidia-tesla-t4:1"),
+                                                 ("vertex", "gpu:nvidia-tesla-t4:1")])
+def test_a_tuned_pipeline_searches_on_the_trainers_machine_and_hands_it_the_best(
+        tmp_path, target, accelerator):
+    path = tmp_path / ("p.yaml" if target == "kubeflow" else "p.json")
+    compile_pipeline(CONFIG.replace(tune=True, tune_trials=6), target, IMAGE, str(path),
+                     parse_accelerator(accelerator))
+    text = path.read_text()
+    docs = list(yaml.safe_load_all(text)) if target == "kubeflow" else [
+        json.loads(text)["pipelineSpec"]]
+    spec, tasks = docs[0], docs[0]["root"]["dag"]["tasks"]
+    hyper = tasks["Trainer"]["inputs"]["artifacts"]["hyperparameters"]["taskOutputArtifact"]
+    assert hyper == {"producerTask": "Tuner", "outputArtifactKey": "best_hyperparameters"}
+    tuner_config = json.loads(
+        tasks["Tuner"]["inputs"]["parameters"]["custom_config"]["runtimeValue"]["constant"])
+    assert tuner_config["tuning_params"]["trials"] == 6
+    assert tuner_config["trainer_params"] == _custom_config(spec)
+    label = spec["components"][tasks["Tuner"]["componentRef"]["name"]]["executorLabel"]
+    container = spec["deploymentSpec"]["executors"][label]["container"]
+    assert container["resources"] == _trainer(spec)[1]["resources"]
+    assert "modules.tuning.search.tuner_fn" in text
+    if target == "kubeflow":
+        selectors = docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+        assert set(selectors) == {label, _trainer(spec)[0]}

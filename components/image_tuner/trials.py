@@ -1,0 +1,64 @@
+"""Every trial of a search, as rows: what summary.json's `tuning.trials` lists."""
+import json
+import os
+from typing import List
+
+import tensorflow as tf
+
+TRIALS_FILE = "trials.json"
+# What TFX's Tuner executor writes into the HyperParameters artifact.
+BEST_FILE = "best_hyperparameters.txt"
+
+
+class NoTrialError(RuntimeError):
+    """No trial completed: nothing to hand the Trainer."""
+
+    def __init__(self, rows: List[dict]):
+        reasons = sorted({row.get("message") or row["status"] for row in rows})
+        super().__init__(f"the search completed none of its {len(rows)} trials: "
+                         + "; ".join(reasons or ["no trial started"]))
+
+
+def trial_rows(tuner) -> List[dict]:
+    """One row per trial, in the order they ran: id, status, score, values, and for
+    imagepipe's own tuner the epochs, seconds and why it stopped."""
+    records = getattr(tuner, "records", {})
+    rows = []
+    for trial_id, trial in sorted(tuner.oracle.trials.items()):
+        rows.append({"trial_id": trial_id, "status": str(trial.status),
+                     "score": None if trial.score is None else float(trial.score),
+                     "values": dict(trial.hyperparameters.values),
+                     **records.get(trial_id, {}),
+                     **({"message": trial.message.strip().splitlines()[-1]}
+                        if trial.message else {})})
+    return rows
+
+
+def write_trials(folder: str, rows: List[dict]) -> None:
+    with tf.io.gfile.GFile(os.path.join(folder, TRIALS_FILE), "w") as f:
+        f.write(json.dumps(rows, indent=2))
+
+
+def read_trials(folder: str) -> List[dict]:
+    """The rows write_trials wrote; [] when absent."""
+    path = os.path.join(folder, TRIALS_FILE)
+    if not tf.io.gfile.exists(path):
+        return []
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f)
+
+
+def read_best(folder: str) -> dict:
+    """The best trial's values from the HyperParameters artifact; {} when absent."""
+    path = os.path.join(folder, BEST_FILE)
+    if not tf.io.gfile.exists(path):
+        return {}
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f).get("values", {})
+
+
+def tuning_summary(best_folder: str, results_folder: str, trained_with: dict) -> dict:
+    """summary.json's `tuning`: every trial, the best values, and those the Trainer used."""
+    rows = read_trials(results_folder)
+    return {"trials": rows, "best": read_best(best_folder), "trained_with": trained_with,
+            "stopped_early": sum(1 for row in rows if row.get("stopped"))}

@@ -1,0 +1,1 @@
+"""Hyperparameter and architecture search: the Tuner's trials and what the Trainer applies."""

@@ -1,0 +1,189 @@
+"""The Tuner's `tuner_fn`: a Bayesian search over modules/tuning/space.py, trial by trial.
+
+KerasTuner 1.4 builds and type-checks models with Keras 3 (its `Tuner`
+refuses a tf_keras model in `_try_build`), so this subclasses `BaseTuner`,
+which leaves the trial to us, and uses KerasTuner's oracle for the search
+itself: random trials first, then a Gaussian-process Bayesian optimizer.
+
+Bad trials stop early by the median stopping rule (Golovin et al., "Google
+Vizier", KDD 2017): after an epoch, a trial whose best holdout accuracy so
+far is below the median of the completed trials' best at the same epoch
+stops. The search's time budget stops the trial then running, and starts no
+other.
+"""
+import dataclasses
+import time
+from typing import Callable, Dict, List, Optional
+
+import keras_tuner as kt
+import numpy as np
+import tensorflow_transform as tft
+import tf_keras as keras
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.tuner.component import TunerFnResult
+
+from components.contract import LABELS_FILE, examples_uri_of, read_labels
+from modules import user_module
+from modules.model import build_model, compile_model
+from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
+from modules.schedule import phases, training_schedule
+from modules.signatures import tft_normalization
+from modules.tuning import space, trial_data
+from modules.tuning.settings import TuningParams
+
+OBJECTIVE = "val_accuracy"
+# Median stopping needs this many completed trials to compare with, and
+# judges a trial only from this epoch on (the first epochs say little).
+MEDIAN_MIN_TRIALS = 2
+MEDIAN_FROM_EPOCH = 2
+
+
+class _Stopper(keras.callbacks.Callback):
+    """Stops a trial at the search's deadline (after any batch) or by the median rule."""
+
+    def __init__(self, deadline: float, others: List[List[float]]):
+        super().__init__()
+        self.deadline, self.others = deadline, others
+        self.curve: List[float] = []
+        self.reason: Optional[str] = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.monotonic() > self.deadline:
+            self.reason = "time budget"
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.curve.append(float((logs or {}).get(OBJECTIVE, 0.0)))
+        if self.reason is None and _below_median(self.curve, self.others):
+            self.reason = "median rule"
+            self.model.stop_training = True
+
+
+def _below_median(curve: List[float], others: List[List[float]]) -> bool:
+    """The median stopping rule on best-so-far curves (one value per epoch)."""
+    epoch = len(curve) - 1
+    peers = [max(c[:epoch + 1]) for c in others if len(c) > epoch]
+    if epoch + 1 < MEDIAN_FROM_EPOCH or len(peers) < MEDIAN_MIN_TRIALS:
+        return False
+    return max(curve) < float(np.median(peers))
+
+
+class ImageTuner(kt.engine.base_tuner.BaseTuner):
+    """Runs each trial as the Trainer would train, on the sampled images; keeps a record
+    of every trial (its epochs, seconds and why it stopped) for the summary."""
+
+    def __init__(self, oracle, params: TrainerParams, settings: TuningParams, module=None,
+                 **kwargs):
+        super().__init__(oracle, **kwargs)
+        self.params, self.settings, self.module = params, settings, module
+        self.deadline = time.monotonic() + settings.minutes * 60
+        self.records: Dict[str, dict] = {}
+        self._curves: List[List[float]] = []
+
+    def pre_create_trial(self):
+        if time.monotonic() > self.deadline:  # the oracle then reports the search done
+            self.oracle.max_trials = len(self.oracle.trials)
+
+    def on_search_end(self):
+        super().on_search_end()
+        best = self.oracle.get_best_trials(1)
+        if best:
+            print(f"          best: trial {best[0].trial_id}, holdout accuracy "
+                  f"{best[0].score:.4f}, of {len(self.oracle.trials)} trials", flush=True)
+
+    def run_trial(self, trial, data: trial_data.TrialData, normalization=None, verbose=0):
+        started = time.monotonic()
+        params = space.apply(self.params, trial.hyperparameters.values)
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(params.seed)
+        batch = params.batch_size
+        schedule = training_schedule(params, len(data.fit_images), len(data.holdout_images),
+                                     batch)
+        epochs = max(1, round(schedule.epochs * self.settings.epoch_share))
+        schedule = dataclasses.replace(schedule, epochs=epochs)
+        model = build_model(params, data.shape, data.classes, normalization, self.module)
+        augment = user_module.augment_fn(self.module, params) if self.module else None
+        train = trial_data.fit_batches(data, params, batch, augment)
+        stopper = _Stopper(self.deadline, self._curves)
+        for phase in phases(params, schedule):
+            if phase.name == "fine-tune":
+                from modules.backbones import unfreeze_top
+                unfreeze_top(model, params.model, space.architecture(params).unfreeze)
+            compile_model(model, params.optimizer, phase.learning_rate, 1,
+                          params.label_smoothing)
+            model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
+                      steps_per_epoch=schedule.steps_per_epoch, verbose=0,
+                      validation_data=trial_data.holdout_batches(data, batch),
+                      callbacks=[stopper])
+            if stopper.reason:
+                break
+        self._curves.append(stopper.curve)
+        score = max(stopper.curve) if stopper.curve else 0.0
+        self.records[trial.trial_id] = {
+            "epochs_run": len(stopper.curve), "epochs_planned": epochs,
+            "seconds": round(time.monotonic() - started, 1), "stopped": stopper.reason}
+        print(f"          trial {trial.trial_id}: holdout accuracy {score:.4f} after "
+              f"{len(stopper.curve)}/{epochs} epochs" +
+              (f", stopped ({stopper.reason})" if stopper.reason else ""), flush=True)
+        return {OBJECTIVE: score}
+
+
+def _oracle(params: TrainerParams, settings: TuningParams, side: int,
+            declare: Optional[Callable] = None):
+    hp = kt.HyperParameters()
+    if declare is None:
+        space.declare(hp, params, side)
+    else:
+        declare(hp)
+    return kt.oracles.BayesianOptimizationOracle(
+        objective=kt.Objective(OBJECTIVE, "max"), max_trials=settings.trials,
+        num_initial_points=settings.initial_points, hyperparameters=hp,
+        # KerasTuner reads seed 0 as "none" (`seed or random.randint(...)`, oracle.py)
+        seed=params.seed + 1,
+        allow_new_entries=False, tune_new_entries=False)
+
+
+def _module(params: TrainerParams):
+    if params.model != MODULE:
+        return None
+    return user_module.load(params.module_source, params.module_file)
+
+
+def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
+    """TFX Tuner entry point: a module file's own `tuner_fn` if it has one, else ours."""
+    params = TrainerParams.from_custom_config(fn_args.custom_config)
+    module = _module(params)
+    if module is not None and callable(getattr(module, "tuner_fn", None)):
+        return module.tuner_fn(fn_args)
+    return tuner_for(fn_args)
+
+
+def tuner_for(fn_args: FnArgs, declare: Optional[Callable] = None) -> TunerFnResult:
+    """imagepipe's search over space.py, or over a module file's own space: `declare(hp)`
+    declares it on a keras_tuner HyperParameters, and the module's build_model reads the
+    trial's values in `params.tuned_values`. A module file's tuner_fn may return this."""
+    params = TrainerParams.from_custom_config(fn_args.custom_config)
+    settings = TuningParams.from_custom_config(fn_args.custom_config)
+    tft_output = tft.TFTransformOutput(fn_args.transform_graph_path)
+    shape = trial_data.image_shape(tft_output)
+    tuner = ImageTuner(_oracle(params, settings, shape[0], declare), params, settings,
+                       _module(params), directory=fn_args.working_dir,
+                       project_name="imagepipe", overwrite=True)
+    data = _sample(fn_args, params, settings, tft_output, shape)
+    normalization = tft_normalization(tft_output) if params.model in BACKBONE_NAMES else None
+    print(f"          tuning on {len(data.fit_images)} train images, scored on "
+          f"{len(data.holdout_images)} held out of train; at most {settings.trials} trials "
+          f"in {settings.minutes:g} min", flush=True)
+    # verbose 0: the oracle's own tables; each trial prints one line instead.
+    return TunerFnResult(tuner=tuner, fit_kwargs={"data": data, "normalization": normalization,
+                                                  "verbose": 0})
+
+
+def _sample(fn_args: FnArgs, params: TrainerParams, settings: TuningParams, tft_output,
+            shape) -> trial_data.TrialData:
+    from modules.trainer import make_dataset, split_examples  # TF's datasets: late
+    labels = read_labels(f"{examples_uri_of(fn_args.train_files[0])}/{LABELS_FILE}")
+    count = trial_data.sample_size(split_examples(fn_args.train_files[0]), shape, settings)
+    dataset = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
+                           params.batch_size, True, params.seed, len(labels))
+    return trial_data.load(dataset, count, params.batch_size, settings.holdout_share)

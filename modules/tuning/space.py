@@ -1,0 +1,103 @@
+"""What a search may change, per model, and how a trial's values become TrainerParams.
+
+Light on purpose (no TensorFlow): the Trainer, the model builders and the
+Tuner read it. Values travel as one JSON object in TrainerParams'
+`hyperparameters` (set by the Trainer from the Tuner's best trial), so a
+user's module file sees them too (`params.tuned_values`).
+"""
+import dataclasses
+import json
+from typing import Dict, Optional
+
+from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
+
+# The learning rate is searched within this factor of the planned one, on a log scale.
+LR_SPAN = 3.0
+WIDTHS = (0.5, 1.0, 1.5)  # channel multipliers of the built-in models
+MAX_EXTRA_DEPTH = 1  # extra blocks per stage (cnn: extra convolutions)
+DROPOUT_RANGE = (0.0, 0.5, 0.1)  # low, high, step
+# Augmentation strength multiplies the planned crop and colour changes.
+STRENGTH_RANGE = (0.0, 1.5, 0.25)
+# Image sides tried: the planned side times these, rounded to a multiple of 8,
+# never below MIN_SIDE. Smaller than planned only: Transform resizes before the
+# model, so a smaller side is a resize inside the model (the cost of decoding
+# at the planned side stays).
+SIDE_FACTORS = (1.0, 0.75, 0.5)
+MIN_SIDE = 32
+UNFREEZE_SCALES = (0.5, 1.0, 2.0)  # backbones: layers opened in phase 2, times the planned
+
+
+@dataclasses.dataclass(frozen=True)
+class Architecture:
+    """The built-in models' tunable shape; these defaults build the planned model."""
+
+    width: float = 1.0
+    depth: int = 0
+    dropout: Optional[float] = None  # None: the model's own
+    image_size: Optional[int] = None  # None: Transform's side
+    unfreeze: float = 1.0
+
+
+ARCHITECTURE_KEYS = tuple(f.name for f in dataclasses.fields(Architecture))
+
+
+def sides(planned: int) -> list:
+    """The image sides a search tries for a planned side (largest first)."""
+    found = []
+    for factor in SIDE_FACTORS:
+        side = max(MIN_SIDE, int(round(planned * factor / 8)) * 8) if factor < 1 else planned
+        if side <= planned and side not in found:
+            found.append(side)
+    return found
+
+
+def declare(hp, params: TrainerParams, side: int) -> None:
+    """Declares on `hp` (a keras_tuner HyperParameters) the space for `params.model`."""
+    lr = params.learning_rate
+    hp.Float("learning_rate", lr / LR_SPAN, lr * LR_SPAN, sampling="log")
+    if params.model in BACKBONE_NAMES:
+        if params.fine_tunes:
+            f = params.fine_tune_lr_factor
+            hp.Float("fine_tune_lr_factor", f / LR_SPAN, min(1.0, f * LR_SPAN), sampling="log")
+            hp.Choice("unfreeze", list(UNFREEZE_SCALES))
+        return
+    if params.model != MODULE:
+        hp.Choice("width", list(WIDTHS))
+        hp.Int("depth", 0, MAX_EXTRA_DEPTH)
+        low, high, step = DROPOUT_RANGE
+        hp.Float("dropout", low, high, step=step)
+        if len(sides(side)) > 1:
+            hp.Choice("image_size", sides(side))
+    if augments(params):
+        low, high, step = STRENGTH_RANGE
+        hp.Float("augment_strength", low, high, step=step)
+
+
+def augments(params: TrainerParams) -> bool:
+    """Whether the plan augments with something a strength can scale."""
+    return params.augment_scale > 0 or params.augment_color > 0 or params.augment_crop > 0
+
+
+def apply(params: TrainerParams, values: Dict) -> TrainerParams:
+    """`params` with a trial's (or the best trial's) values: the training settings
+    they name replaced, and all of them kept as `hyperparameters` for the model."""
+    changes = {"hyperparameters": json.dumps(values, sort_keys=True)}
+    for name in ("learning_rate", "fine_tune_lr_factor"):
+        if name in values:
+            changes[name] = float(values[name])
+    if "augment_strength" in values:
+        strength = float(values["augment_strength"])
+        changes.update(
+            augment_color=params.augment_color * strength,
+            augment_crop=int(round(params.augment_crop * strength)),
+            # the area a crop may drop scales; a crop keeps at least 5%
+            augment_scale=(max(0.05, 1 - (1 - params.augment_scale) * strength)
+                           if params.augment_scale > 0 and strength > 0 else 0.0))
+    return dataclasses.replace(params, **changes)
+
+
+def architecture(params: TrainerParams) -> Architecture:
+    """The shape the tuned values ask for; the planned model's when untuned."""
+    values = params.tuned_values
+    known = {key: values[key] for key in ARCHITECTURE_KEYS if key in values}
+    return Architecture(**known)

@@ -1,0 +1,105 @@
+"""The Tuner's executor on real transformed images: every trial recorded, the best handed on."""
+import dataclasses
+import json
+import os
+
+import pytest
+from tfx.types import artifact_utils, standard_artifacts
+
+from components.image_tuner.executor import Executor
+from components.image_tuner.trials import read_best, read_trials, tuning_summary
+from modules.tuning.settings import TuningParams
+from tests.tuning_params import PARAMS
+
+pytestmark = pytest.mark.integration  # real Keras trials, KerasTuner's oracle, TFX's executor
+
+SETTINGS = TuningParams(trials=3, minutes=10.0, epoch_share=1.0, holdout_share=0.3,
+                        max_examples=100, max_bytes=1 << 20, initial_points=2)
+
+
+def _artifact(kind, uri, splits=None):
+    artifact = kind()
+    artifact.uri = uri
+    if splits:
+        artifact.split_names = artifact_utils.encode_split_names(splits)
+    return artifact
+
+
+def _run(transformed, tmp_path, settings=SETTINGS, params=PARAMS):
+    for split in ("train", "eval"):
+        os.rename(os.path.join(transformed.examples_dir, split),
+                  os.path.join(transformed.examples_dir, f"Split-{split}"))
+    outputs = {"best_hyperparameters": [_artifact(standard_artifacts.HyperParameters,
+                                                  str(tmp_path / "best"))],
+               "tuner_results": [_artifact(standard_artifacts.TunerResults,
+                                           str(tmp_path / "results"))]}
+    for artifacts in outputs.values():
+        os.makedirs(artifacts[0].uri)
+    inputs = {"examples": [_artifact(standard_artifacts.Examples, transformed.examples_dir,
+                                     ["train", "eval"])],
+              "transform_graph": [_artifact(standard_artifacts.TransformGraph,
+                                            str(tmp_path / "tft"))]}
+    executor = Executor(Executor.Context(tmp_dir=str(tmp_path / "tmp"), unique_id="1"))
+    executor.Do(inputs, outputs, {
+        "tuner_fn": "modules.tuning.search.tuner_fn",
+        "custom_config": json.dumps({**params.to_custom_config(),
+                                     **settings.to_custom_config()}),
+        "train_args": json.dumps({"splits": ["train"]}),
+        "eval_args": json.dumps({"splits": ["eval"]})})
+    return str(tmp_path / "best"), str(tmp_path / "results")
+
+
+@pytest.mark.parametrize("transformed", [1], indirect=True)
+def test_every_trial_is_recorded_and_the_best_values_handed_on(transformed, tmp_path):
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=3)
+    best, results = _run(transformed, tmp_path, params=params)
+    rows = read_trials(results)
+    assert [row["trial_id"] for row in rows] == ["0", "1", "2"]
+    assert all(row["status"] == "COMPLETED" and 0 <= row["score"] <= 1 for row in rows)
+    assert all(1 <= row["epochs_run"] <= row["epochs_planned"] == 3 for row in rows)
+    winner = max(rows, key=lambda row: row["score"])
+    assert read_best(best) == winner["values"]
+    assert set(winner["values"]) == {"learning_rate", "width", "depth", "dropout",
+                                     "augment_strength"}
+    summary = tuning_summary(best, results, winner["values"])
+    assert summary["trials"] == rows and summary["trained_with"] == winner["values"]
+    assert os.path.exists(os.path.join(results, "tuner_results.json"))  # TFX's own, as well
+
+
+@pytest.mark.parametrize("transformed", [1], indirect=True)
+def test_the_time_budget_stops_the_running_trial_and_starts_no_other(transformed, tmp_path):
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=40, max_epochs=40)
+    settings = dataclasses.replace(SETTINGS, minutes=1e-9, epoch_share=1.0)
+    _, results = _run(transformed, tmp_path, settings, params)
+    rows = read_trials(results)
+    assert len(rows) == 1
+    assert rows[0]["stopped"] == "time budget" and rows[0]["epochs_run"] == 1
+
+
+MODULE_FILE = '''
+import tf_keras as keras
+from modules.tuning.search import tuner_for
+
+
+def tuner_fn(fn_args):
+    return tuner_for(fn_args, lambda hp: hp.Choice("filters", [4, 8]))
+
+
+def build_model(input_shape, num_classes, params):
+    filters = params.tuned_values.get("filters", 16)
+    inputs = keras.Input(input_shape)
+    x = keras.layers.Conv2D(filters, 3, activation="relu")(inputs)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(num_classes, activation="softmax")(x))
+'''
+
+
+@pytest.mark.parametrize("transformed", [1], indirect=True)
+def test_a_module_files_tuner_fn_searches_its_own_space(transformed, tmp_path):
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=2, model="module",
+                                 module_file="my_model.py", module_source=MODULE_FILE,
+                                 module_sha256="0" * 64)
+    best, results = _run(transformed, tmp_path, dataclasses.replace(SETTINGS, trials=2), params)
+    rows = read_trials(results)
+    assert sorted(row["values"]["filters"] for row in rows) == [4, 8]
+    assert read_best(best)["filters"] in (4, 8)
