@@ -6,7 +6,7 @@
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
-Each dataset gets one cold `imagepipe run` with default flags (the training
+Each dataset gets --repeat cold `imagepipe run`s with default flags (the training
 plan chooses everything), in a fresh process and a fresh output folder, as a
 user would type it; peak RSS is sampled over the whole process tree. `camera`
 is generated here: JPEG photos of mixed sizes up to 4000x3000 in two classes
@@ -26,7 +26,7 @@ from bench.common import (RESULTS_DIR, component_peaks_mb, imagepipe_command, ma
 from pipeline.config import DEFAULT_DATA
 
 # name: (accuracy at least, cold wall seconds at most, peak RSS MB at most); None: no goal.
-GOALS = {"fashion": (0.92, 15 * 60, 4000), "flowers": (0.80, 20 * 60, 4000),
+GOALS = {"fashion": (0.93, 10 * 60, 4000), "flowers": (0.85, 10 * 60, 4000),
          "mnist_1k": (0.95, 60, None), "camera": (None, None, 4000)}
 # Camera-like sizes (width, height): 12 MP both ways, HD, VGA, thumbnails.
 CAMERA_SIZES = ((4000, 3000), (3000, 4000), (1920, 1080), (640, 480), (320, 240), (96, 96))
@@ -61,7 +61,6 @@ def run_dataset(name: str, data: str, keep: str = None) -> dict:
     finally:
         if not keep:
             shutil.rmtree(output, ignore_errors=True)
-    accuracy_goal, wall_goal, rss_goal = GOALS[name]
     evaluation, training = summary["eval"], summary.get("training") or {}
     row = {"dataset": name, "data": os.path.abspath(data),
            "accuracy": evaluation["accuracy"], "blessed": evaluation["blessed"],
@@ -72,10 +71,25 @@ def run_dataset(name: str, data: str, keep: str = None) -> dict:
            "output": [line for _, line in run["lines"]],
            "epochs_run": training.get("epochs_run"), "epochs_planned": training.get(
                "epochs_planned"), "examples_per_s": training.get("examples_per_s")}
+    return row
+
+
+def repeated(name: str, data: str, keep, repeat: int) -> dict:
+    """`repeat` cold runs: the first's details, every run's figures, and the goals judged
+    on the worst of them."""
+    runs = [run_dataset(name, data, keep) for _ in range(repeat)]
+    row = dict(runs[0])
+    row["repeats"] = [{k: r[k] for k in ("accuracy", "wall_s", "peak_rss_mb", "epochs_run")}
+                      for r in runs]
+    worst = {"accuracy": min(r["accuracy"] for r in runs),
+             "wall_s": max(r["wall_s"] for r in runs),
+             "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)}
+    row.update(worst)
+    accuracy_goal, wall_goal, rss_goal = GOALS[name]
     row["goals"] = {
-        "accuracy": _goal(row["accuracy"], accuracy_goal, higher=True),
-        "wall_s": _goal(row["wall_s"], wall_goal, higher=False),
-        "peak_rss_mb": _goal(row["peak_rss_mb"], rss_goal, higher=False)}
+        "accuracy": _goal(worst["accuracy"], accuracy_goal, higher=True),
+        "wall_s": _goal(worst["wall_s"], wall_goal, higher=False),
+        "peak_rss_mb": _goal(worst["peak_rss_mb"], rss_goal, higher=False)}
     return row
 
 
@@ -101,6 +115,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--flowers", help="flowers_photos folder tree")
     parser.add_argument("--camera-count", type=int, default=96, help="generated photos")
     parser.add_argument("--keep", help="keep each run's output in KEEP/<dataset>")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="cold runs per dataset; goals are judged on the worst")
     args = parser.parse_args(argv)
     rows = _previous()
     for name in args.only:
@@ -114,12 +130,11 @@ def main(argv=None) -> dict:
         if not data:
             parser.error(f"--{name} DIR is needed to measure {name}")
         try:
-            rows[name] = run_dataset(name, data, args.keep)
+            rows[name] = repeated(name, data, args.keep, args.repeat)
         finally:
             if work:
                 shutil.rmtree(work, ignore_errors=True)
-        print_table([rows[name]], ["dataset", "accuracy", "blessed", "wall_s", "peak_rss_mb",
-                                   "epochs_run", "examples_per_s"])
+        print_table(rows[name]["repeats"], ["accuracy", "wall_s", "peak_rss_mb", "epochs_run"])
         for goal, value in rows[name]["goals"].items():
             if value:
                 print(f"goal {name} {goal}: {value['value']} ({value['goal']}): "

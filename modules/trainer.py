@@ -41,7 +41,7 @@ from modules.epoch_progress import FIT_STATS_FILE, EpochLines, FitThroughput, ad
 from modules.schedule import Phase, Schedule, phases, training_schedule
 from modules.signatures import export, tft_normalization
 from modules.distribution import select_strategy
-from modules.tuning.space import apply as apply_tuned, architecture
+from modules.tuning.space import apply as apply_tuned, architecture, weights_key
 
 autograph_rules.install()
 
@@ -130,7 +130,8 @@ def backup_dir(fn_args: FnArgs) -> str:
     and settings resumes; Keras deletes it when training completes.
     """
     key = json.dumps([fn_args.train_files, fn_args.eval_files, fn_args.transform_output,
-                      fn_args.train_steps, fn_args.custom_config], sort_keys=True)
+                      fn_args.train_steps, fn_args.custom_config,
+                      getattr(fn_args, "hyperparameters", None)], sort_keys=True)
     trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
     return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
@@ -331,7 +332,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
         description = warm_start.describe(
             params.model, params.module_sha256, _image_shape(tft_output), labels,
-            dataclasses.asdict(architecture(params)) if params.tuned_values else None)
+            weights_key(params))
         if params.tuned_values and dist.is_chief:
             print("          tuned: " + ", ".join(
                 f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"

@@ -30,7 +30,7 @@ def trial_rows(tuner) -> List[dict]:
                      "values": dict(trial.hyperparameters.values),
                      **records.get(trial_id, {}),
                      **({"message": trial.message.strip().splitlines()[-1]}
-                        if trial.message else {})})
+                        if trial.message and trial.message.strip() else {})})
     return rows
 
 

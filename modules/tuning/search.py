@@ -36,19 +36,24 @@ OBJECTIVE = "val_accuracy"
 # judges a trial only from this epoch on (the first epochs say little).
 MEDIAN_MIN_TRIALS = 2
 MEDIAN_FROM_EPOCH = 2
+# Trials that fail in a row before the search gives up on its space (a model
+# that does not build fails every trial). KerasTuner's own limit raises out of
+# the search and loses the completed trials, so it is off.
+MAX_FAILED_IN_A_ROW = 3
 
 
 class _Stopper(keras.callbacks.Callback):
-    """Stops a trial at the search's deadline (after any batch) or by the median rule."""
+    """Stops a trial at the search's deadline (after any batch, once `min_epochs` ran) or
+    by the median rule."""
 
-    def __init__(self, deadline: float, others: List[List[float]]):
+    def __init__(self, deadline: float, others: List[List[float]], min_epochs: int = 0):
         super().__init__()
-        self.deadline, self.others = deadline, others
+        self.deadline, self.others, self.min_epochs = deadline, others, min_epochs
         self.curve: List[float] = []
         self.reason: Optional[str] = None
 
     def on_train_batch_end(self, batch, logs=None):
-        if time.monotonic() > self.deadline:
+        if len(self.curve) >= self.min_epochs and time.monotonic() > self.deadline:
             self.reason = "time budget"
             self.model.stop_training = True
 
@@ -76,18 +81,32 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
                  **kwargs):
         super().__init__(oracle, **kwargs)
         self.params, self.settings, self.module = params, settings, module
-        self.deadline = time.monotonic() + settings.minutes * 60
+        self.deadline = float("inf")  # set when the search starts
         self.records: Dict[str, dict] = {}
         self._curves: List[List[float]] = []
 
+    def on_search_begin(self):
+        super().on_search_begin()
+        # The budget covers the trials, not decoding the sample before them.
+        self.deadline = time.monotonic() + self.settings.minutes * 60
+
     def pre_create_trial(self):
-        if time.monotonic() > self.deadline:  # the oracle then reports the search done
-            self.oracle.max_trials = len(self.oracle.trials)
+        if time.monotonic() > self.deadline or self._failed_in_a_row() >= MAX_FAILED_IN_A_ROW:
+            # The oracle then reports the search done (at least one trial runs).
+            self.oracle.max_trials = max(1, len(self.oracle.trials))
+
+    def _failed_in_a_row(self) -> int:
+        count = 0
+        for trial_id in reversed(self.oracle.end_order):
+            if self.oracle.trials[trial_id].status != kt.engine.trial.TrialStatus.FAILED:
+                break
+            count += 1
+        return count
 
     def on_search_end(self):
         super().on_search_end()
         best = self.oracle.get_best_trials(1)
-        if best:
+        if best and best[0].score is not None:  # failed trials fill in, without a score
             print(f"          best: trial {best[0].trial_id}, holdout accuracy "
                   f"{best[0].score:.4f}, of {len(self.oracle.trials)} trials", flush=True)
 
@@ -104,7 +123,8 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         model = build_model(params, data.shape, data.classes, normalization, self.module)
         augment = user_module.augment_fn(self.module, params) if self.module else None
         train = trial_data.fit_batches(data, params, batch, augment)
-        stopper = _Stopper(self.deadline, self._curves)
+        # The first trial runs an epoch whatever the budget: the Trainer needs a best.
+        stopper = _Stopper(self.deadline, self._curves, min_epochs=0 if self.records else 1)
         for phase in phases(params, schedule):
             if phase.name == "fine-tune":
                 from modules.backbones import unfreeze_top
@@ -117,7 +137,8 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
                       callbacks=[stopper])
             if stopper.reason:
                 break
-        self._curves.append(stopper.curve)
+        if stopper.reason is None:  # the median rule compares with completed trials
+            self._curves.append(stopper.curve)
         score = max(stopper.curve) if stopper.curve else 0.0
         self.records[trial.trial_id] = {
             "epochs_run": len(stopper.curve), "epochs_planned": epochs,
@@ -140,7 +161,7 @@ def _oracle(params: TrainerParams, settings: TuningParams, side: int,
         num_initial_points=settings.initial_points, hyperparameters=hp,
         # KerasTuner reads seed 0 as "none" (`seed or random.randint(...)`, oracle.py)
         seed=params.seed + 1,
-        allow_new_entries=False, tune_new_entries=False)
+        allow_new_entries=False, tune_new_entries=False, max_consecutive_failed_trials=None)
 
 
 def _module(params: TrainerParams):

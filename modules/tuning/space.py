@@ -7,7 +7,7 @@ user's module file sees them too (`params.tuned_values`).
 """
 import dataclasses
 import json
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 
@@ -51,26 +51,36 @@ def sides(planned: int) -> list:
     return found
 
 
+def searched(params: TrainerParams, side: int) -> List[str]:
+    """The names a search over `params.model` at a planned `side` tries, in order."""
+    if params.model in BACKBONE_NAMES:
+        return ["learning_rate"] + (["fine_tune_lr_factor", "unfreeze"]
+                                    if params.fine_tunes else [])
+    names = ["learning_rate"]
+    if params.model != MODULE:
+        names += ["width", "depth", "dropout"] + (["image_size"] if len(sides(side)) > 1
+                                                  else [])
+    return names + (["augment_strength"] if augments(params) else [])
+
+
 def declare(hp, params: TrainerParams, side: int) -> None:
     """Declares on `hp` (a keras_tuner HyperParameters) the space for `params.model`."""
-    lr = params.learning_rate
-    hp.Float("learning_rate", lr / LR_SPAN, lr * LR_SPAN, sampling="log")
-    if params.model in BACKBONE_NAMES:
-        if params.fine_tunes:
-            f = params.fine_tune_lr_factor
-            hp.Float("fine_tune_lr_factor", f / LR_SPAN, min(1.0, f * LR_SPAN), sampling="log")
-            hp.Choice("unfreeze", list(UNFREEZE_SCALES))
-        return
-    if params.model != MODULE:
-        hp.Choice("width", list(WIDTHS))
-        hp.Int("depth", 0, MAX_EXTRA_DEPTH)
-        low, high, step = DROPOUT_RANGE
-        hp.Float("dropout", low, high, step=step)
-        if len(sides(side)) > 1:
-            hp.Choice("image_size", sides(side))
-    if augments(params):
-        low, high, step = STRENGTH_RANGE
-        hp.Float("augment_strength", low, high, step=step)
+    lr, f = params.learning_rate, params.fine_tune_lr_factor
+    makers = {
+        "learning_rate": lambda: hp.Float("learning_rate", lr / LR_SPAN, lr * LR_SPAN,
+                                          sampling="log"),
+        "fine_tune_lr_factor": lambda: hp.Float("fine_tune_lr_factor", f / LR_SPAN,
+                                                min(1.0, f * LR_SPAN), sampling="log"),
+        "unfreeze": lambda: hp.Choice("unfreeze", list(UNFREEZE_SCALES)),
+        "width": lambda: hp.Choice("width", list(WIDTHS)),
+        "depth": lambda: hp.Int("depth", 0, MAX_EXTRA_DEPTH),
+        "dropout": lambda: hp.Float("dropout", *DROPOUT_RANGE[:2], step=DROPOUT_RANGE[2]),
+        "image_size": lambda: hp.Choice("image_size", sides(side)),
+        "augment_strength": lambda: hp.Float("augment_strength", *STRENGTH_RANGE[:2],
+                                             step=STRENGTH_RANGE[2]),
+    }
+    for name in searched(params, side):
+        makers[name]()
 
 
 def augments(params: TrainerParams) -> bool:
@@ -101,3 +111,19 @@ def architecture(params: TrainerParams) -> Architecture:
     values = params.tuned_values
     known = {key: values[key] for key in ARCHITECTURE_KEYS if key in values}
     return Architecture(**known)
+
+
+def weights_key(params: TrainerParams) -> Optional[dict]:
+    """What of the tuned values decides which weights a model has, and where: warm start
+    loads by layer position (modules/continuous/warm_start.py). None when untuned, or when
+    nothing tuned changes the weights (learning rates, a backbone's unfreezing)."""
+    values = params.tuned_values
+    if not values or params.model in BACKBONE_NAMES:
+        return None
+    if params.model == MODULE:
+        return dict(values)  # the module's build_model may read any of them
+    arch = architecture(params)
+    key = {"width": arch.width, "depth": arch.depth, "image_size": arch.image_size}
+    if params.model == "resnet":
+        key["dropout_layer"] = bool(arch.dropout)  # the one model it adds a layer to
+    return key

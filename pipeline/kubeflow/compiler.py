@@ -140,7 +140,9 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     if spans.is_pattern(config.data):
         text = _always_ingest(text, target)
     if target == "kubeflow":
-        text = _finish_kubeflow(text, None if tfjob else accelerator, config.pipeline_root)
+        # Node selectors for the steps that train here: not a TFJob's submitting step.
+        placed = ([TUNER_ID] if tuner is not None else []) + ([] if tfjob else [TRAINER_ID])
+        text = _finish_kubeflow(text, accelerator, config.pipeline_root, placed)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         f.write(text)
@@ -255,7 +257,8 @@ def _always_ingest(text: str, target: str) -> str:
     return json.dumps(document, indent=2, sort_keys=True)
 
 
-def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str) -> str:
+def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str,
+                     placed: List[str]) -> str:
     """Checks the spec has no resolver; points its containers at our entrypoint; sets
     defaultPipelineRoot; appends the platform spec for node selectors.
 
@@ -273,11 +276,11 @@ def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_roo
             executor["container"]["command"] = KUBEFLOW_ENTRYPOINT
     spec["defaultPipelineRoot"] = pipeline_root
     text = yaml.safe_dump(spec, sort_keys=False)
-    if not accelerator:
+    if not accelerator or not placed:
         return text
     tasks = spec["root"]["dag"]["tasks"]
     labels = [spec["components"][tasks[node]["componentRef"]["name"]]["executorLabel"]
-              for node in (TUNER_ID, TRAINER_ID) if node in tasks]
+              for node in placed]
     return text.rstrip("\n") + "\n---\n" + yaml.safe_dump(
         _platform_spec(labels, accelerator), sort_keys=False)
 

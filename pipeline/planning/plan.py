@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
                             head_epochs, steps_per_epoch)
 from modules.tuning.settings import TuningParams
+from modules.tuning.space import searched
 from pipeline.config import PLANNED, PipelineConfig
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
@@ -214,6 +215,11 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = getattr(config, name), f"given (--{_flag(name)})"
         else:
             values[name], reasons[name] = value, why
+    if (family == "cnn" and not _given(config, "augment_crop")
+            and (facts.train_examples or 0) > rules.CNN_CROP_MAX_TRAIN):
+        values["augment_crop"], reasons["augment_crop"] = 0, (
+            f"none: {facts.train_examples:,} train images are plenty, and with pad-and-crop "
+            f"the cnn underfit in its planned epochs (over {rules.CNN_CROP_MAX_TRAIN:,})")
     resolved = config.replace(**values)
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":
@@ -258,11 +264,9 @@ def _tuning_lines(plan: Plan) -> List[str]:
     if not c.tune:
         return []
     t = plan.tuning_params()
-    what = ("its own tuner_fn if the module file has one, else learning rate and augmentation"
-            if c.model == MODULE else
-            "learning rates of both phases and how much to unfreeze" if plan.fine_tunes else
-            "learning rate" if c.model in BACKBONE_NAMES else
-            "width, depth, dropout, image size, learning rate and augmentation strength")
+    names = ", ".join(n.replace("_", " ") for n in searched(plan.trainer_params(), c.image_size))
+    what = (f"its own tuner_fn if the module file has one, else {names}" if c.model == MODULE
+            else names)
     return [f"          tune: at most {c.tune_trials} trials in {c.tune_minutes:g} min "
             f"({t.initial_points} random, then Bayesian) over {what}; each trains "
             f"{t.epoch_share:.0%} of the epochs on up to {t.max_examples:,} train images and "

@@ -154,10 +154,12 @@ def tuning(summary: dict) -> str:
         return ""
     used = found.get("trained_with") or {}
     names = sorted({name for row in found["trials"] for name in row["values"]})
-    rows = []
+    rows, marked = [], False
     for row in found["trials"]:
         score = "" if row["score"] is None else f"{row['score']:.4f}"
-        mark = " (trained)" if used and row["values"] == used else ""
+        # once: the oracle may propose the same values twice
+        mark = " (trained)" if used and row["values"] == used and not marked else ""
+        marked = marked or bool(mark)
         stopped = row.get("stopped") or row.get("message") or ""
         epochs = (f"{row['epochs_run']}/{row['epochs_planned']}" if "epochs_run" in row
                   else "")

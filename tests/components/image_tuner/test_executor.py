@@ -7,7 +7,7 @@ import pytest
 from tfx.types import artifact_utils, standard_artifacts
 
 from components.image_tuner.executor import Executor
-from components.image_tuner.trials import read_best, read_trials, tuning_summary
+from components.image_tuner.trials import NoTrialError, read_best, read_trials, tuning_summary
 from modules.tuning.settings import TuningParams
 from tests.tuning_params import PARAMS
 
@@ -72,8 +72,8 @@ def test_the_time_budget_stops_the_running_trial_and_starts_no_other(transformed
     settings = dataclasses.replace(SETTINGS, minutes=1e-9, epoch_share=1.0)
     _, results = _run(transformed, tmp_path, settings, params)
     rows = read_trials(results)
-    assert len(rows) == 1
-    assert rows[0]["stopped"] == "time budget" and rows[0]["epochs_run"] == 1
+    assert len(rows) == 1  # the first trial runs one whole epoch whatever the budget
+    assert rows[0]["stopped"] == "time budget" and rows[0]["epochs_run"] == 2
 
 
 MODULE_FILE = '''
@@ -103,3 +103,15 @@ def test_a_module_files_tuner_fn_searches_its_own_space(transformed, tmp_path):
     rows = read_trials(results)
     assert sorted(row["values"]["filters"] for row in rows) == [4, 8]
     assert read_best(best)["filters"] in (4, 8)
+
+
+@pytest.mark.parametrize("transformed", [1], indirect=True)
+def test_a_model_that_never_builds_ends_the_search_naming_the_error(transformed, tmp_path):
+    source = MODULE_FILE.replace('filters = params.tuned_values.get("filters", 16)',
+                                 'raise ValueError("no such layer")').replace(
+        'hp.Choice("filters", [4, 8])', 'hp.Float("rate", 0.0, 1.0)')  # endless values
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=2, model="module",
+                                 module_file="my_model.py", module_source=source,
+                                 module_sha256="0" * 64)
+    with pytest.raises(NoTrialError, match="completed none of its 3 trials: .*no such layer"):
+        _run(transformed, tmp_path, dataclasses.replace(SETTINGS, trials=6), params)

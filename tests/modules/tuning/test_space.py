@@ -89,3 +89,20 @@ def test_photo_models_scale_every_width_and_add_blocks(model):
     assert len(_convs(tuned)) > len(_convs(plain))
     assert max(c.filters for c in _convs(tuned) if hasattr(c, "filters") and c.filters) > \
         max(c.filters for c in _convs(plain) if hasattr(c, "filters") and c.filters)
+
+
+def test_the_searched_names_are_the_declared_ones():
+    backbone = dataclasses.replace(PARAMS, model="mobilenet_v2", weights="imagenet",
+                                   head_share=0.33, fine_tune_lr_factor=0.1)
+    for params, side in ((PARAMS, 128), (PARAMS, 28), (backbone, 96)):
+        assert space.searched(params, side) == list(_space(params, side))
+
+
+def test_warm_start_compares_only_what_changes_the_weights():
+    assert space.weights_key(PARAMS) is None
+    tuned = space.apply(PARAMS, {"width": 1.5, "depth": 1, "dropout": 0.3, "learning_rate": 1e-3})
+    assert space.weights_key(tuned) == {"width": 1.5, "depth": 1, "image_size": None}
+    resnet = space.apply(dataclasses.replace(PARAMS, model="resnet"), {"dropout": 0.3})
+    assert space.weights_key(resnet)["dropout_layer"] is True
+    module = dataclasses.replace(PARAMS, model="module", module_source="x", module_file="m.py")
+    assert space.weights_key(space.apply(module, {"filters": 8})) == {"filters": 8}

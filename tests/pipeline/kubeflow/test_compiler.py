@@ -339,3 +339,14 @@ def test_a_tuned_pipeline_searches_on_the_trainers_machine_and_hands_it_the_best
     if target == "kubeflow":
         selectors = docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
         assert set(selectors) == {label, _trainer(spec)[0]}
+
+
+def test_a_tuner_beside_a_tfjob_trainer_still_lands_on_the_accelerator_nodes(tmp_path):
+    path = tmp_path / "p.yaml"
+    compile_pipeline(CONFIG.replace(tune=True, workers=2), "kubeflow", IMAGE, str(path),
+                     parse_accelerator("gpu:nvidia-tesla-t4:1"))
+    spec, platform = list(yaml.safe_load_all(path.read_text()))
+    tasks = spec["root"]["dag"]["tasks"]
+    label = spec["components"][tasks["Tuner"]["componentRef"]["name"]]["executorLabel"]
+    selectors = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+    assert list(selectors) == [label]  # the Trainer step only submits the TFJob

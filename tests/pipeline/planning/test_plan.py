@@ -89,3 +89,13 @@ def test_a_few_hundred_images_get_a_smaller_batch_for_enough_steps_an_epoch():
     assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), batch_size=64).config.batch_size == 64
     assert plan(DataFacts(None, None, None, 28, 28, 28, 1)).config.batch_size == 64
     assert plan(DataFacts(2, 40, 10, 500, 500, 500, 3), train_steps=30).config.batch_size == 64
+
+
+def test_the_cnn_pads_and_crops_small_sets_only_and_trains_its_whole_schedule():
+    fashion = DataFacts(10, 60_000, 10_000, 28, 28, 28, 1)
+    small, large = plan(DIGITS).config, plan(fashion)
+    assert small.augment_crop == 2 and large.config.augment_crop == 0
+    assert "underfit" in large.reasons["augment_crop"]
+    assert plan(fashion, augment_crop=2).config.augment_crop == 2  # a flag wins
+    assert small.early_stopping_patience == 0
+    assert plan(PHOTOS).config.early_stopping_patience == 8

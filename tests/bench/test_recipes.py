@@ -1,0 +1,22 @@
+"""bench.recipes: each recipe trains within its budget and is scored on the eval images."""
+import numpy as np
+import pytest
+import tf_keras as keras
+
+from bench.recipes import run_recipe
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("recipe", ["mixup", "progressive"])  # their own data paths
+def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
+    y, train = np.arange(40) % 2, np.arange(40) < 32
+    try:
+        row = run_recipe(recipe, x, y, train, budget_s=0.01, seed=0, batch=8)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert row["epochs"] == 2 and len(row["val_accuracy"]) == 2  # at least 2 epochs
+    assert row["side"] == 32 and row["steps_per_s"] > 0
+    assert 0 <= row["final_acc"] <= 1 and row["best_acc"] in row["val_accuracy"]
