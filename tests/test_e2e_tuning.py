@@ -22,7 +22,7 @@ def test_the_trainer_trains_the_best_trial_and_a_rerun_searches_nothing(tmp_path
     output = tmp_path / "out"
     # Fewer epochs than planned, so the test stays short: trials train half of them.
     flags = ["--output", str(output), "--tune", "--tune-trials", str(TRIALS),
-             "--epochs", "8", "--accuracy-threshold", "0.5"]
+             "--epochs", "4", "--accuracy-threshold", "0.5", "--quantize", "none"]
     stdout = _run(*flags)
     summary = json.loads((output / "summary.json").read_text())
     tuning = summary["tuning"]
