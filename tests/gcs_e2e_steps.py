@@ -25,7 +25,9 @@ def _command(*args, timeout=900) -> dict:
     started = time.monotonic()
     result = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
                             cwd=WORKDIR)
-    return {"code": result.returncode, "stdout": result.stdout[-6000:],
+    # A run prints a line per epoch: 20,000 characters keep its header (the plan, the
+    # state folder) as well as its summary.
+    return {"code": result.returncode, "stdout": result.stdout[-20000:],
             "stderr": result.stderr[-3000:], "seconds": round(time.monotonic() - started, 1)}
 
 
