@@ -202,7 +202,7 @@ def _datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, classes:
     """
     sizes = {TRAIN: split_examples(fn_args.train_files[0]),
              EVAL: split_examples(fn_args.eval_files[0])}
-    caches = plan_caches(sizes, _image_shape(tft_output), params.cache_bytes, cache_dir,
+    caches = plan_caches(sizes, image_shape(tft_output), params.cache_bytes, cache_dir,
                          params.disk_headroom)
     coordinated = dist.coordinated
     if coordinated:
@@ -331,7 +331,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
                                              cache_dir, augment)
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
         description = warm_start.describe(
-            params.model, params.module_sha256, _image_shape(tft_output), labels,
+            params.model, params.module_sha256, image_shape(tft_output), labels,
             weights_key(params))
         if params.tuned_values and dist.is_chief:
             print("          tuned: " + ", ".join(
@@ -382,7 +382,7 @@ def _class_weights(fn_args: FnArgs, params: TrainerParams, labels, dist):
     return weights
 
 
-def _image_shape(tft_output) -> list:
+def image_shape(tft_output) -> list:
     return list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
 
 

@@ -186,7 +186,8 @@ def tuner_for(fn_args: FnArgs, declare: Optional[Callable] = None) -> TunerFnRes
     params = TrainerParams.from_custom_config(fn_args.custom_config)
     settings = TuningParams.from_custom_config(fn_args.custom_config)
     tft_output = tft.TFTransformOutput(fn_args.transform_graph_path)
-    shape = trial_data.image_shape(tft_output)
+    from modules.trainer import image_shape  # the Trainer's, TF's datasets: late
+    shape = image_shape(tft_output)
     tuner = ImageTuner(_oracle(params, settings, shape[0], declare), params, settings,
                        _module(params), directory=fn_args.working_dir,
                        project_name="imagepipe", overwrite=True)

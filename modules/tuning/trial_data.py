@@ -12,7 +12,6 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from components.contract import IMAGE_XF
 from modules.augment import Augmentation, augment_batches
 from modules.params import TrainerParams
 from modules.tuning.settings import TuningParams
@@ -52,10 +51,6 @@ def load(dataset: tf.data.Dataset, count: int, batch: int, holdout_share: float)
     labels = np.concatenate(labels)[:count]
     held = min(len(images) - 1, max(1, round(len(images) * holdout_share)))
     return TrialData(images[held:], labels[held:], images[:held], labels[:held])
-
-
-def image_shape(tft_output) -> list:
-    return list(tft_output.transformed_feature_spec()[IMAGE_XF].shape)
 
 
 def fit_batches(data: TrialData, params: TrainerParams, batch: int, augment=None):
