@@ -10,7 +10,7 @@ merges into one huge group; every member is a near copy of the first path.
 import collections
 from typing import Dict, List, NamedTuple, Optional
 
-from components.data_health.near_index import NearIndex
+from components.data_health import near_index
 
 # Each image's near copies: item index -> indices within NEAR_THRESHOLD bits (`near_lists`).
 NearLists = Dict[int, List[int]]
@@ -50,9 +50,9 @@ def near_lists(items: List[HealthItem]) -> NearLists:
 
     One index and one query per image, shared by the near groups and leakage.
     """
-    hashed = [(i, item.phash) for i, item in enumerate(items) if item.phash is not None]
-    index = NearIndex(hashed)
-    return {i: [j for j in index.near(value) if j != i] for i, value in hashed}
+    hashed = [i for i, item in enumerate(items) if item.phash is not None]
+    found = near_index.near_lists([items[i].phash for i in hashed])
+    return {i: [hashed[p] for p in near] for i, near in zip(hashed, found)}
 
 
 def near_groups(items: List[HealthItem], taken: set,

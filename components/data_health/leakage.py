@@ -3,8 +3,7 @@ import collections
 from typing import Dict, List, Optional
 
 from components.contract import EVAL, TRAIN
-from components.data_health.groups import HealthItem, NearLists
-from components.data_health.near_index import NearIndex
+from components.data_health.groups import HealthItem, NearLists, near_lists
 
 
 def leaked_pairs(items: List[HealthItem], near: Optional[NearLists] = None) -> List[dict]:
@@ -34,10 +33,8 @@ def leaked_pairs(items: List[HealthItem], near: Optional[NearLists] = None) -> L
 
 def _eval_near_train(items: List[HealthItem]) -> NearLists:
     """near_lists of the eval images among the train images only."""
-    index = NearIndex((i, item.phash) for i, item in enumerate(items)
-                      if item.split == TRAIN and item.phash is not None)
-    return {i: index.near(item.phash) for i, item in enumerate(items)
-            if item.split == EVAL and item.phash is not None}
+    return {i: [j for j in found if items[j].split == TRAIN]
+            for i, found in near_lists(items).items() if items[i].split == EVAL}
 
 
 def leakage_summary(pairs: List[dict], eval_images: int) -> dict:

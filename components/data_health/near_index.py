@@ -1,13 +1,17 @@
-"""Find perceptual hashes within NEAR_THRESHOLD bits of a query without comparing all pairs.
+"""Find every pair of perceptual hashes within NEAR_THRESHOLD bits without comparing all pairs.
 
 Multi-index hashing: the 64 bits are cut into NEAR_THRESHOLD + 1 bands. Two
 hashes at most NEAR_THRESHOLD bits apart agree exactly on at least one band
-(pigeonhole), so only hashes sharing a band's value with the query are
-compared. Identical hashes (blank or flat images share one) are kept as one
-entry, so they never flood a band's bucket.
+(pigeonhole), so only hashes sharing a band's value are compared. Identical
+hashes (blank or flat images share one) are kept as one value, so they never
+flood a band's bucket.
+
+In NumPy, one sort per band: ingestion runs this in the parent after the last
+shard, where a Python query per image took most of the checks' own time.
 """
-import collections
-from typing import Dict, Iterable, List, Tuple
+from typing import List, Sequence, Tuple
+
+import numpy as np
 
 from components.data_health.hashing import HASH_BITS
 
@@ -28,27 +32,71 @@ def _bands(bits: int = HASH_BITS, count: int = NEAR_THRESHOLD + 1) -> List[Tuple
     return [(lo, (1 << (hi - lo)) - 1) for lo, hi in zip(edges, edges[1:])]
 
 
-class NearIndex:
-    """Ids by perceptual hash; `near(hash)` gives every id within NEAR_THRESHOLD bits."""
+def _band_candidates(values: np.ndarray, shift: int, mask: int) -> np.ndarray:
+    """[k, 2] index pairs of distinct `values` sharing this band's bits, from buckets of
+    at most MAX_BUCKET values."""
+    keys = (values >> np.uint64(shift)) & np.uint64(mask)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    lengths = np.diff(np.r_[starts, len(ordered)])
+    searched = (lengths >= 2) & (lengths <= MAX_BUCKET)
+    if not searched.any():
+        return np.empty((0, 2), dtype=np.int64)
+    run = np.repeat(np.arange(len(starts)), lengths)
+    searched_at = searched[run]
+    pairs = [np.empty((0, 2), dtype=np.int64)]
+    # Within a bucket (a run of the sorted keys) every position pairs with each later
+    # one: offset by offset, on slices.
+    for offset in range(1, int(lengths[searched].max())):
+        same = np.flatnonzero((run[:-offset] == run[offset:]) & searched_at[:-offset])
+        pairs.append(np.stack([order[same], order[same + offset]], axis=1))
+    return np.concatenate(pairs)
 
-    def __init__(self, entries: Iterable[Tuple[int, int]]):
-        """`entries` are (id, hash) pairs."""
-        self._ids: Dict[int, List[int]] = collections.defaultdict(list)
-        for ident, value in entries:
-            self._ids[value].append(ident)
-        self._bands = _bands()
-        self._buckets = [collections.defaultdict(list) for _ in self._bands]
-        for value in self._ids:
-            for bucket, (shift, mask) in zip(self._buckets, self._bands):
-                bucket[(value >> shift) & mask].append(value)
 
-    def near(self, value: int) -> List[int]:
-        """Ids whose hash is within NEAR_THRESHOLD bits of `value` (identical ones included)."""
-        seen = {value}
-        for bucket, (shift, mask) in zip(self._buckets, self._bands):
-            found = bucket.get((value >> shift) & mask)
-            if found and len(found) <= MAX_BUCKET:
-                seen.update(found)
-        ids = self._ids
-        return [ident for other in seen if (value ^ other).bit_count() <= NEAR_THRESHOLD
-                and other in ids for ident in ids[other]]
+def _popcount(x: np.ndarray) -> np.ndarray:
+    """Bits set in each uint64 (SWAR: NumPy 1.x has no bitwise_count)."""
+    m1, m2, m4 = (np.uint64(0x5555555555555555), np.uint64(0x3333333333333333),
+                  np.uint64(0x0F0F0F0F0F0F0F0F))
+    x = x - ((x >> np.uint64(1)) & m1)
+    x = (x & m2) + ((x >> np.uint64(2)) & m2)
+    x = (x + (x >> np.uint64(4))) & m4
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+def _close_pairs(values: np.ndarray) -> np.ndarray:
+    """[k, 2] index pairs (first < second) of distinct `values` within NEAR_THRESHOLD bits."""
+    candidates = np.concatenate([_band_candidates(values, shift, mask)
+                                 for shift, mask in _bands()])
+    close = candidates[_popcount(values[candidates[:, 0]] ^ values[candidates[:, 1]])
+                       <= NEAR_THRESHOLD]
+    close.sort(axis=1)
+    # A pair found through several bands once: encoded as one int64 each.
+    codes = np.unique(close[:, 0] * len(values) + close[:, 1])
+    return np.stack([codes // len(values), codes % len(values)], axis=1)
+
+
+def near_lists(hashes: Sequence[int]) -> List[List[int]]:
+    """For each position in `hashes`, the other positions within NEAR_THRESHOLD bits
+    (identical hashes included), in ascending order."""
+    values, which = np.unique(np.asarray(hashes, dtype=np.uint64), return_inverse=True)
+    close = _close_pairs(values)
+    counts = np.bincount(which, minlength=len(values))
+    found: List[List[int]] = [[] for _ in range(len(which))]
+    linked = np.zeros(len(values), dtype=bool)
+    linked[close.ravel()] = True
+    linked |= counts > 1
+    if not linked.any():
+        return found
+    members = {int(v): [] for v in np.flatnonzero(linked)}
+    for position in np.flatnonzero(linked[which]).tolist():
+        members[int(which[position])].append(position)
+    near_values = {value: [] for value in members}
+    for a, b in close.tolist():
+        near_values[a].append(b)
+        near_values[b].append(a)
+    for value, positions in members.items():
+        others = [p for v in near_values[value] for p in members[v]]
+        for position in positions:
+            found[position] = sorted(others + [p for p in positions if p != position])
+    return found

@@ -3,14 +3,20 @@ import random
 
 from components.data_health.groups import (HealthItem, duplicate_groups, exact_groups,
                                            is_conflict)
-from components.data_health.near_index import MAX_BUCKET, NEAR_THRESHOLD, NearIndex
+from components.data_health.near_index import MAX_BUCKET, NEAR_THRESHOLD, near_lists
 
 
 def _item(path, content, phash, label="a", split="train"):
     return HealthItem(path, content, phash, split, label)
 
 
-def test_near_index_finds_exactly_the_hashes_within_the_threshold():
+def _brute_force(hashes):
+    return [sorted(j for j, other in enumerate(hashes)
+                   if j != i and (value ^ other).bit_count() <= NEAR_THRESHOLD)
+            for i, value in enumerate(hashes)]
+
+
+def test_near_lists_find_exactly_the_hashes_within_the_threshold():
     rng = random.Random(0)
     hashes = [rng.getrandbits(64) for _ in range(2000)]
     base = hashes[0]
@@ -19,15 +25,33 @@ def test_near_index_finds_exactly_the_hashes_within_the_threshold():
         for bit in rng.sample(range(64), flips):
             value ^= 1 << bit
         hashes.append(value)
-    index = NearIndex(enumerate(hashes))
-    expected = {i for i, h in enumerate(hashes) if (h ^ base).bit_count() <= NEAR_THRESHOLD}
-    assert set(index.near(base)) == expected and len(expected) >= NEAR_THRESHOLD + 2
+    found = near_lists(hashes)
+    expected = _brute_force(hashes)
+    assert found == expected and len(expected[0]) >= NEAR_THRESHOLD + 1
+    assert 2 ** 63 <= max(hashes)  # the top bit set: uint64, not int64
+
+
+def test_clusters_of_copies_match_a_comparison_of_all_pairs():
+    rng = random.Random(1)
+    originals = [rng.getrandbits(64) for _ in range(40)]
+    hashes = []
+    for _ in range(600):
+        value = rng.choice(originals)
+        for bit in rng.sample(range(64), rng.choice([0, 1, 3, 4, 5, 9])):
+            value ^= 1 << bit
+        hashes.append(value)
+    assert near_lists(hashes) == _brute_force(hashes)
+    assert near_lists([]) == [] and near_lists([7]) == [[]]
 
 
 def test_identical_hashes_never_flood_a_bucket():
-    index = NearIndex((i, 0) for i in range(5 * MAX_BUCKET))  # blank images
-    assert len(index.near(0)) == 5 * MAX_BUCKET
-    assert len(index.near(0b111)) == 5 * MAX_BUCKET
+    blank = [0] * (5 * MAX_BUCKET)  # blank images: one value, whatever the count
+    found = near_lists(blank + [0b111])
+    assert all(len(near) == 5 * MAX_BUCKET for near in found)
+    # More distinct values than MAX_BUCKET in one band's bucket: that bucket is not
+    # searched; these differ only in the lowest band, so no other band links them.
+    crowded = list(range(2 * MAX_BUCKET))
+    assert near_lists(crowded) == [[] for _ in crowded]
 
 
 def test_exact_groups_come_first_and_near_groups_are_stars():
