@@ -1,5 +1,5 @@
 """The median stopping rule that ends bad trials early."""
-from modules.tuning.search import MEDIAN_FROM_EPOCH, _below_median
+from modules.tuning.search import MEDIAN_FROM_EPOCH, _below_median, median_from
 
 
 def test_a_trial_below_the_median_of_the_others_at_the_same_epoch_stops():
@@ -18,3 +18,10 @@ def test_no_verdict_before_enough_epochs_or_trials():
 def test_a_trial_is_judged_on_its_best_so_far():
     others = [[0.5, 0.6], [0.5, 0.6]]
     assert not _below_median([0.7, 0.5], others)  # its first epoch already beat them
+
+
+def test_a_long_trial_is_judged_only_after_a_quarter_of_its_epochs():
+    assert median_from(4) == MEDIAN_FROM_EPOCH and median_from(20) == 5
+    others = [[0.9] * 20, [0.9] * 20]
+    assert not _below_median([0.2] * 4, others, median_from(20))  # a slow start
+    assert _below_median([0.2] * 5, others, median_from(20))
