@@ -19,7 +19,7 @@ from components.data_health.groups import HealthItem
 from components.data_health.report import data_health
 from components.image_example_gen import spans
 from components.image_example_gen.encoding import encode, parallel
-from components.image_example_gen.encoding.shards import SHARD_FILES
+from components.image_example_gen.encoding.shards import plan_shards
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.readers.formats import list_dataset
@@ -32,15 +32,9 @@ from pipeline.errors import UsageError
 SHOWN = 3
 
 
-def _file_rows(listing: Listing) -> List[list]:
-    return [[unit.relpath, unit.label, unit.split] for unit in listing.files]
-
-
 def _hash_files(root: str, listing: Listing, options: IngestOptions,
                 processes: int) -> Tuple[List[list], List[dict]]:
     """encode.hash_files' rows and skipped records of an image-file listing."""
-    rows = _file_rows(listing)
-    shards = [rows[i:i + SHARD_FILES] for i in range(0, len(rows), SHARD_FILES)]
     context = {"root": root, "classes": listing.classes, "buckets": options.buckets,
                "max_pixels": options.max_pixels}
     if processes <= 1 or files.is_remote(root):
@@ -48,6 +42,9 @@ def _hash_files(root: str, listing: Listing, options: IngestOptions,
         found = list(encode.hash_files(jobs, options.max_pixels))
         return ([r for r in found if isinstance(r, list)],
                 [r for r in found if isinstance(r, dict)])
+    # Ingestion's shards: equal, and as many as a multiple of the workers.
+    shards = [[[unit.relpath, unit.label, unit.split] for unit in units]
+              for _, _, units in plan_shards(listing.files, processes)]
     pool = parallel.EncoderPool(min(processes, len(shards)))
     try:
         results = [f.result() for f in [pool.submit_hashes(context, s) for s in shards]]
