@@ -6,18 +6,17 @@ nothing model-specific; `serving_gradcam` is used where the Trainer exported it.
 """
 import dataclasses
 import functools
-import os
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import tensorflow as tf
+from tfx.utils import path_utils
 
 from components.contract import PIXELS_INPUT, PROBABILITIES, SERVING_TENSOR
 from components.images import decode_images
 from components.model_audit.signature import CLASS_ID_INPUT, SERVING_GRADCAM
 
 BATCH = 64  # images per call: bounds the memory of 224 px photos
-SERVING_DIR = "Format-Serving"  # the SavedModel's folder in TFX's Model artifact
 
 
 @dataclasses.dataclass
@@ -34,7 +33,7 @@ class Classifier:
 
 def load_classifier(model_uri: str) -> Classifier:
     """The Trainer's Model artifact (`<uri>/Format-Serving`) or a SavedModel folder."""
-    path = os.path.join(model_uri, SERVING_DIR)
+    path = path_utils.serving_model_dir(model_uri)
     loaded = tf.saved_model.load(path if tf.io.gfile.exists(path) else model_uri)
     tensor = loaded.signatures[SERVING_TENSOR]
     _, size, _, channels = tensor.structured_input_signature[1][PIXELS_INPUT].shape

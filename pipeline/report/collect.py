@@ -56,7 +56,8 @@ def gallery_inputs(model_uri: str, transform_uri: str, records: List[bytes],
     import tensorflow_transform as tft
     from components.images import decode_images
     from components.contract import IMAGE_XF, SERVING_DEFAULT
-    serve = tf.saved_model.load(os.path.join(model_uri, "Format-Serving")).signatures[
+    from tfx.utils import path_utils
+    serve = tf.saved_model.load(path_utils.serving_model_dir(model_uri)).signatures[
         SERVING_DEFAULT]
     predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
                                 .numpy() for i in range(0, len(records), 64)])
