@@ -48,7 +48,7 @@ def exact_groups(items: List[HealthItem]) -> List[Group]:
 def near_lists(items: List[HealthItem]) -> NearLists:
     """Every image with a perceptual hash, and the others within NEAR_THRESHOLD bits of it.
 
-    One index and one query per image, shared by the near groups and leakage.
+    One search over all the hashes (near_index), shared by the near groups and leakage.
     """
     hashed = [i for i, item in enumerate(items) if item.phash is not None]
     found = near_index.near_lists([items[i].phash for i in hashed])

@@ -8,8 +8,8 @@ itself: random trials first, then a Gaussian-process Bayesian optimizer.
 Bad trials stop early by the median stopping rule (Golovin et al., "Google
 Vizier", KDD 2017): after an epoch, past the first quarter of its epochs, a
 trial whose best holdout accuracy so far is below the median of the completed
-trials' best at the same epoch stops. The search's time budget stops the trial then running, and starts no
-other.
+trials' best at the same epoch stops. The search's time budget stops the
+trial then running, and starts no other.
 """
 import dataclasses
 import math
