@@ -43,9 +43,17 @@ def perceptual_hash(image: Image.Image) -> int:
     (as pixel_stats' thumbnail does) was cheaper and moved resized copies by
     up to 16.
     """
-    grey = image if image.mode == "L" else image.convert("L")
+    # On the pixel cores (Image.im), not Image objects: each Image a step makes, and
+    # tobytes' encoder, cost about as much as the step on a 112 px photo (a quarter of
+    # the hash's time; docs/data_health.md#cost). The values are the same. Modes other
+    # than L and RGB take Image.convert, which routes some (CMYK) through RGB itself.
+    image.load()  # an image only opened has no core yet
+    grey = (image.im if image.mode == "L" else image.im.convert("L") if image.mode == "RGB"
+            else image.convert("L").im)
     size = (HASH_SIDE + 1, HASH_SIDE)
-    cells = (grey if grey.size == size else grey.resize(size, Image.BOX)).tobytes()
+    if image.size != size:
+        grey = grey.resize(size, Image.BOX, (0, 0, *image.size))
+    cells = bytes(grey)
     # Each cell against its right neighbour, as "0"/"1" digits; the comparisons
     # across a row's end are dropped (bytes and int() work in C, not a Python loop).
     digits = bytes(map(operator.lt, cells, cells[1:])).translate(_DIGITS)

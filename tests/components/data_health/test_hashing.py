@@ -54,3 +54,26 @@ def test_small_images_get_no_perceptual_hash():
     assert encode.perceptual_hash(Image.new("L", (side, side))) is None
     assert encode.perceptual_hash(Image.new("L", (side + 1, 8))) == 0
     assert hashing.hash_from_hex(hashing.hash_hex(None)) is None
+
+
+def _reference_dhash(image: Image.Image) -> int:
+    """The dHash spelt out on the Image API and NumPy, cell by cell."""
+    grey = image.convert("L").resize((hashing.HASH_SIDE + 1, hashing.HASH_SIDE), Image.BOX)
+    cells = np.asarray(grey, dtype=np.int16)
+    bits = (cells[:, :-1] < cells[:, 1:]).ravel()
+    return int("".join("1" if bit else "0" for bit in bits), 2)
+
+
+def test_perceptual_hash_is_the_box_averaged_difference_hash_in_every_band_mode():
+    photo = _photo(3, size=(131, 97))
+    for mode in ("L", "LA", "RGB", "RGBA", "CMYK", "YCbCr"):
+        image = photo.convert(mode)
+        assert hashing.perceptual_hash(image) == _reference_dhash(image), mode
+    exact = photo.convert("L").resize((hashing.HASH_SIDE + 1, hashing.HASH_SIDE))
+    assert hashing.perceptual_hash(exact) == _reference_dhash(exact) != 0
+
+
+def test_an_image_only_opened_is_loaded_first():
+    data = _jpeg(_photo(4))
+    assert hashing.perceptual_hash(Image.open(io.BytesIO(data))) == \
+        _reference_dhash(Image.open(io.BytesIO(data)))
