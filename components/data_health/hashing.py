@@ -5,7 +5,7 @@ Runs in ingestion's encoding workers, so it imports PIL and hashlib only
 """
 import hashlib
 import operator
-from typing import Optional
+from typing import Optional, Tuple
 
 from PIL import Image
 
@@ -26,6 +26,11 @@ SMALL_SIDE = 64
 _DIGITS = bytes.maketrans(b"\x00\x01", b"01")
 
 
+def gets_perceptual_hash(size: Tuple[int, int]) -> bool:
+    """Whether an image of this (width, height) gets a perceptual hash (SMALL_SIDE)."""
+    return max(size) > SMALL_SIDE
+
+
 def content_hash(data: bytes) -> str:
     """Hex blake2b digest of a file's bytes (or an array image's raw pixels)."""
     return hashlib.blake2b(data, digest_size=CONTENT_BYTES).hexdigest()
@@ -34,7 +39,7 @@ def content_hash(data: bytes) -> str:
 def perceptual_hash(image: Image.Image) -> int:
     """64-bit difference hash (dHash) of a decoded 8-bit image, as an int.
 
-    Small images are left out by its caller (encode.perceptual_hash, SMALL_SIDE).
+    Small images are left out by its callers (gets_perceptual_hash).
 
     One band (L; other modes are converted to L) is box-averaged to 9 x 8
     cells in one step: every pixel counts. Measured on photos

@@ -35,7 +35,7 @@ def dropped_paths(groups: List[Group], conflicts: List[Group], pairs: List[dict]
 
 
 @contextlib.contextmanager
-def _without_gc():
+def without_gc():
     """The cyclic garbage collector paused: the checks allocate many small objects, which
     set off full collections over everything the process holds (TensorFlow, Beam); in
     ingestion that cost ten times the checks themselves (measured: docs/data_health.md).
@@ -60,7 +60,7 @@ def data_health(items: List[HealthItem], dedupe: bool,
     `classes` lists every class (an empty one counts in the imbalance).
     class_counts are of the examples kept.
     """
-    with _without_gc():
+    with without_gc():
         near = near_lists(items)
         groups = duplicate_groups(items, near)
         conflicts = [g for g in groups if is_conflict(g, items)]

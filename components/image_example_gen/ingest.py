@@ -120,10 +120,7 @@ def _outputs(facts: Dict[encode.Fact, int], skipped: List[dict], rows: List[list
     for record in skipped:
         yield beam.pvalue.TaggedOutput(_SKIPPED, record)
     if rows:  # one element per shard: each Beam element costs about one image's encoding
-        # As one JSON string, not nested lists: Beam's state cache sizes a side input by
-        # walking every object in it (objsize), which cost more than the checks themselves
-        # (docs/data_health.md#cost).
-        yield beam.pvalue.TaggedOutput(_HEALTH, json.dumps(rows, ensure_ascii=False))
+        yield beam.pvalue.TaggedOutput(_HEALTH, health.rows_text(rows))
 
 
 def _classes_from_facts(facts) -> List[str]:
@@ -218,17 +215,16 @@ def ingest_report(listing: Listing, facts: Iterable[Tuple[encode.Fact, int]],
 def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, dedupe):
     """The last step: every shard is written, so the manifest can go.
 
-    Data health is computed from every example's hashes (`rows`, a JSON list per shard);
-    with `dedupe`, the examples it drops are filtered out of the shards first.
+    Data health is computed from every example's hashes (`rows`, health.rows_text per
+    shard); with `dedupe`, the examples it drops are filtered out of the shards first.
     """
-    section, rows = None, [row for shard_rows in rows for row in json.loads(shard_rows)]
+    section = None
     if hashing.ENABLED:
         classes = listing.classes if listing.classes is not None else \
             _classes_from_facts(facts)
-        section, dropped = health.data_health_of(rows, dedupe, classes)
+        section, rows, dropped = health.ingest_health(rows, dedupe, classes, out_dir)
         drop_examples(split_dirs, dropped)
         facts = facts_without(facts, rows, dropped) if dropped else facts
-        health.write_hashes(out_dir, rows, dropped)
     report = ingest_report(listing, facts, skipped)
     if section is not None:
         report[DATA_HEALTH_KEY] = section

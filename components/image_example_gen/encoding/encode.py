@@ -267,7 +267,7 @@ def perceptual_hash(image: Image.Image, size: Optional[Tuple[int, int]] = None) 
     None for an image of at most hashing.SMALL_SIDE pixels a side, judged on
     `size`, the file's own (width, height), when it was decoded scaled.
     """
-    if max(size or image.size) <= hashing.SMALL_SIDE:
+    if not hashing.gets_perceptual_hash(size or image.size):
         return None
     if image.mode in _UNRESIZABLE:
         image = image.convert(_CONVERTED_FIRST[image.mode])

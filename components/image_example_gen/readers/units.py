@@ -81,10 +81,16 @@ def array_pixel_stats(images: np.ndarray) -> List[Tuple[int, int]]:
 
 
 def array_health(relpath: str, pixels: np.ndarray) -> encode.Health:
-    """encode.Health of an array image: its raw pixels stand for a file's bytes."""
-    image = Image.fromarray(pixels[..., 0] if pixels.ndim == 3 and pixels.shape[2] == 1
-                            else pixels)
-    return relpath, hashing.content_hash(pixels.tobytes()), encode.perceptual_hash(image)
+    """encode.Health of an array image: its raw pixels stand for a file's bytes.
+
+    No image is made for one too small for a perceptual hash (MNIST's 28 px): making
+    it cost more than the hashes (docs/data_health.md#cost).
+    """
+    phash = None
+    if hashing.gets_perceptual_hash(pixels.shape[1::-1]):
+        phash = encode.perceptual_hash(Image.fromarray(
+            pixels[..., 0] if pixels.ndim == 3 and pixels.shape[2] == 1 else pixels))
+    return relpath, hashing.content_hash(pixels.tobytes()), phash
 
 
 def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str], options: IngestOptions,

@@ -1,13 +1,15 @@
-"""array_pixel_stats: the pixel statistics of array datasets, as image files get them."""
+"""array_pixel_stats and array_health: array datasets get the pixel statistics and hashes
+that image files get."""
 import pathlib
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from components.image_example_gen.encoding.encode import pixel_stats
+from components.data_health import hashing
+from components.image_example_gen.encoding.encode import perceptual_hash, pixel_stats
 from components.image_example_gen.readers import arrays
-from components.image_example_gen.readers.units import array_pixel_stats, read_unit
+from components.image_example_gen.readers.units import array_health, array_pixel_stats, read_unit
 from pipeline.config import PipelineConfig
 
 MNIST_IDX = pathlib.Path(__file__).resolve().parents[4] / "data" / "mnist_1k" / "idx"
@@ -52,3 +54,14 @@ def test_npz_examples_carry_their_pixel_stats(tmp_path):
     items = list(read_unit(listing.files[0], str(path), listing.classes,
                            PipelineConfig().ingest_options(), lambda relpath: "train"))
     assert [fact[4:] for _, _, fact, _ in items] == array_pixel_stats(digits)
+
+
+@pytest.mark.parametrize("shape", [(28, 28), (28, 28, 1), (80, 66, 3), (66, 80, 1)])
+def test_array_health_hashes_as_an_image_file_would(shape):
+    pixels = np.random.default_rng(5).integers(0, 256, shape, dtype=np.uint8)
+    relpath, content, phash = array_health("x.npz#3", pixels)
+    image = Image.fromarray(pixels[..., 0] if pixels.ndim == 3 and pixels.shape[2] == 1
+                            else pixels)
+    assert (relpath, content) == ("x.npz#3", hashing.content_hash(pixels.tobytes()))
+    assert phash == perceptual_hash(image)
+    assert (phash is None) == (max(shape[:2]) <= hashing.SMALL_SIDE)
