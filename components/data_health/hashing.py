@@ -48,10 +48,10 @@ def perceptual_hash(image: Image.Image) -> int:
     (as pixel_stats' thumbnail does) was cheaper and moved resized copies by
     up to 16.
     """
-    # On the pixel cores (Image.im), not Image objects: each Image a step makes, and
-    # tobytes' encoder, cost about as much as the step on a 112 px photo (a quarter of
-    # the hash's time; docs/data_health.md#cost). The values are the same. Modes other
-    # than L and RGB take Image.convert, which routes some (CMYK) through RGB itself.
+    # On the pixel cores (Image.im), not Image objects: on a photo decoded small, the
+    # Image each step makes and tobytes' encoder cost about as much as the steps
+    # (docs/data_health.md#cost). The values are the same. Modes other than L and RGB
+    # take Image.convert, which routes some (CMYK) through RGB itself.
     image.load()  # an image only opened has no core yet
     grey = (image.im if image.mode == "L" else image.im.convert("L") if image.mode == "RGB"
             else image.convert("L").im)

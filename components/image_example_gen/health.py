@@ -34,8 +34,9 @@ def rows_text(rows: List[list]) -> str:
 def ingest_health(texts: List[str], dedupe: bool, classes: List[str],
                   out_dir: str) -> Tuple[dict, List[list], Set[str]]:
     """(report.data_health of the shards' rows_text, their rows, the paths to drop);
-    writes HASHES_FILE. The garbage collector is paused from the first row parsed: on
-    Fashion-MNIST's 70,000 rows, parsing and listing them set off two full collections."""
+    writes HASHES_FILE. The garbage collector is paused from the first row parsed: on a
+    large dataset, parsing and listing the rows set off full collections over everything
+    the process holds (docs/data_health.md#cost)."""
     with without_gc():
         rows = [row for text in texts for row in json.loads(text)]
         items = items_of(rows)
