@@ -38,7 +38,12 @@ def _eval_near_train(items: List[HealthItem]) -> NearLists:
 
 
 def leakage_summary(pairs: List[dict], eval_images: int) -> dict:
-    """The report's "leakage" (pairs uncapped; report.py caps them)."""
+    """The report's "leakage" (pairs uncapped; report.py caps them).
+
+    "eval_paths" lists every leaked eval image, never capped: the audit's accuracy
+    without them must leave all of them out, not only the pairs the report lists.
+    """
     return {"count": len(pairs),
             "share": round(len(pairs) / eval_images, 4) if eval_images else 0.0,
+            "eval_paths": [pair["eval"] for pair in pairs],
             "pairs": pairs}

@@ -11,10 +11,16 @@ from components.contract import DATA_HEALTH_KEY
 
 
 def leaked_paths(report: dict) -> Optional[Set[str]]:
-    """The eval relpaths the ingest report lists as leaked; None if it has no leakage check."""
+    """Every eval relpath the ingest report finds leaked; None if it has no leakage check.
+
+    Reports written before "eval_paths" give only their listed pairs (at most
+    report.MAX_LISTED of them).
+    """
     leakage = (report.get(DATA_HEALTH_KEY) or {}).get("leakage")
     if leakage is None:
         return None
+    if "eval_paths" in leakage:
+        return set(leakage["eval_paths"])
     return {pair["eval"] for pair in leakage.get("pairs", [])}
 
 

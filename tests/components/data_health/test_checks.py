@@ -88,3 +88,5 @@ def test_report_section_shape_and_dedupe(monkeypatch):
     capped, kept = report.data_health(_items(), dedupe=False)
     assert capped["truncated"] and len(capped["duplicates"]) == 1 and not kept
     assert capped["counts"]["exact_groups"] == 1 and capped["dropped"] == []
+    assert len(capped["leakage"]["pairs"]) == 1
+    assert capped["leakage"]["eval_paths"] == ["a/2.png", "b/2.png"]  # never capped

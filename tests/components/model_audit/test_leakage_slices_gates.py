@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from components.data_health.groups import HealthItem
 from components.image_evaluator.settings import AuditSettings
 from components.model_audit.gates import apply_gates
 from components.model_audit.leakage import leaked_paths, leakage
@@ -17,6 +18,22 @@ def test_leaked_eval_images_are_left_out_and_the_gain_is_the_difference():
         {"train": "b/7.png", "eval": "a/2.png"}]}}}
     result = leakage(CORRECT, PATHS, leaked_paths(report))
     assert result == {"leaked": 2, "accuracy_without": 0.5, "gain": 0.25}
+
+
+def test_every_leaked_image_is_left_out_not_only_the_listed_pairs():
+    from components.data_health import report as health_report
+    items = [HealthItem(f"a/{i}.png", f"c{i // 2}", None, ("train", "eval")[i % 2], "a")
+             for i in range(4)]
+    section, _ = health_report.data_health(items, dedupe=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(health_report, "MAX_LISTED", 1)
+        capped, _ = health_report.data_health(items, dedupe=False)
+    assert len(capped["leakage"]["pairs"]) == 1
+    paths = ["a/1.png", "a/3.png", "a/5.png"]
+    for health in (section, capped):
+        result = leakage(np.array([True, True, False]), paths,
+                         leaked_paths({"data_health": health}))
+        assert result == {"leaked": 2, "accuracy_without": 0.0, "gain": 2 / 3}
 
 
 def test_data_without_a_leakage_check_reports_null():
