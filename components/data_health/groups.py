@@ -12,8 +12,6 @@ from typing import Dict, List, NamedTuple, Optional
 
 from components.data_health import near_index
 
-# Each image's near copies: item index -> indices within NEAR_THRESHOLD bits (`near_lists`).
-NearLists = Dict[int, List[int]]
 
 
 class HealthItem(NamedTuple):
@@ -45,14 +43,31 @@ def exact_groups(items: List[HealthItem]) -> List[Group]:
     return [Group("exact", members) for members in by_content.values() if len(members) > 1]
 
 
+class NearLists:
+    """Each image with a perceptual hash (`i in near`), and the item indices within
+    NEAR_THRESHOLD bits of it (`near[i]`), built when asked (near_index.NearCopies)."""
+
+    def __init__(self, hashed: List[int], copies: near_index.NearCopies):
+        self._hashed, self._copies = hashed, copies
+        self._position = {item: position for position, item in enumerate(hashed)}
+
+    def __contains__(self, item: int) -> bool:
+        return item in self._position
+
+    def __getitem__(self, item: int) -> List[int]:
+        return [self._hashed[p] for p in self._copies[self._position[item]]]
+
+    def get(self, item: int, default=()):
+        return self[item] if item in self._position else default
+
+
 def near_lists(items: List[HealthItem]) -> NearLists:
     """Every image with a perceptual hash, and the others within NEAR_THRESHOLD bits of it.
 
     One search over all the hashes (near_index), shared by the near groups and leakage.
     """
     hashed = [i for i, item in enumerate(items) if item.phash is not None]
-    found = near_index.near_lists([items[i].phash for i in hashed])
-    return {i: [hashed[p] for p in near] for i, near in zip(hashed, found)}
+    return NearLists(hashed, near_index.near_lists([items[i].phash for i in hashed]))
 
 
 def near_groups(items: List[HealthItem], taken: set,

@@ -11,30 +11,30 @@ def leaked_pairs(items: List[HealthItem], near: Optional[NearLists] = None) -> L
 
     An exact copy is looked up by content hash; failing that, near copies by
     perceptual hash (`near`: groups.near_lists', when the caller has them).
-    One query an image, so the cost is linear, never eval x train.
+    Eval images with the same content or perceptual hash share one "train"
+    list, so that many identical images (blank ones) cost one list, not one each.
     """
-    near = _eval_near_train(items) if near is None else near
+    near = near_lists(items) if near is None else near
     by_content: Dict[str, List[str]] = collections.defaultdict(list)
-    for item in items:
+    for item in sorted(items, key=lambda item: item.relpath):
         if item.split == TRAIN:
             by_content[item.content].append(item.relpath)
+    by_phash: Dict[int, List[str]] = {}
     pairs = []
     for i in sorted((i for i, it in enumerate(items) if it.split == EVAL),
                     key=lambda i: items[i].relpath):
         item = items[i]
         exact = by_content.get(item.content)
-        copies = None if exact else [items[j].relpath for j in near.get(i, ())
-                                     if items[j].split == TRAIN]
+        copies = None
+        if not exact and i in near:
+            if item.phash not in by_phash:  # the same for every eval image with this hash
+                by_phash[item.phash] = sorted(items[j].relpath for j in near[i]
+                                              if items[j].split == TRAIN)
+            copies = by_phash[item.phash]
         if exact or copies:
-            pairs.append({"eval": item.relpath, "train": sorted(exact or copies),
+            pairs.append({"eval": item.relpath, "train": exact or copies,
                           "kind": "exact" if exact else "near"})
     return pairs
-
-
-def _eval_near_train(items: List[HealthItem]) -> NearLists:
-    """near_lists of the eval images among the train images only."""
-    return {i: [j for j in found if items[j].split == TRAIN]
-            for i, found in near_lists(items).items() if items[i].split == EVAL}
 
 
 def leakage_summary(pairs: List[dict], eval_images: int) -> dict:

@@ -9,7 +9,8 @@ flood a band's bucket.
 In NumPy, one sort per band: ingestion runs this in the parent after the last
 shard, where a Python query per image took most of the checks' own time.
 """
-from typing import List, Sequence, Tuple
+import collections.abc
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -76,27 +77,49 @@ def _close_pairs(values: np.ndarray) -> np.ndarray:
     return np.stack([codes // len(values), codes % len(values)], axis=1)
 
 
-def near_lists(hashes: Sequence[int]) -> List[List[int]]:
+class NearCopies(collections.abc.Sequence):
+    """For each position in the hashes, the other positions within NEAR_THRESHOLD bits
+    (identical hashes included), in ascending order, each list built when asked.
+
+    Built lazily because N identical hashes (blank or flat images) would otherwise be N
+    lists of N - 1, memory quadratic in N (docs/data_health.md). Positions that share a
+    hash have the same near copies apart from themselves; `key` says which hash a
+    position has.
+    """
+
+    def __init__(self, which: np.ndarray, members: Dict[int, List[int]],
+                 near_values: Dict[int, List[int]]):
+        self._which, self._members, self._near = which, members, near_values
+
+    def __len__(self) -> int:
+        return len(self._which)
+
+    def __getitem__(self, position: int) -> List[int]:
+        value = int(self._which[position])
+        if value not in self._members:
+            return []
+        others = [p for v in self._near[value] for p in self._members[v]]
+        return sorted(others + [p for p in self._members[value] if p != position])
+
+    def key(self, position: int) -> int:
+        """Which distinct hash `position` has."""
+        return int(self._which[position])
+
+
+def near_lists(hashes: Sequence[int]) -> NearCopies:
     """For each position in `hashes`, the other positions within NEAR_THRESHOLD bits
-    (identical hashes included), in ascending order."""
+    (identical hashes included), in ascending order (see NearCopies)."""
     values, which = np.unique(np.asarray(hashes, dtype=np.uint64), return_inverse=True)
     close = _close_pairs(values)
     counts = np.bincount(which, minlength=len(values))
-    found: List[List[int]] = [[] for _ in range(len(which))]
     linked = np.zeros(len(values), dtype=bool)
     linked[close.ravel()] = True
     linked |= counts > 1
-    if not linked.any():
-        return found
-    members = {int(v): [] for v in np.flatnonzero(linked)}
+    members: Dict[int, List[int]] = {int(v): [] for v in np.flatnonzero(linked)}
     for position in np.flatnonzero(linked[which]).tolist():
         members[int(which[position])].append(position)
-    near_values = {value: [] for value in members}
+    near_values: Dict[int, List[int]] = {value: [] for value in members}
     for a, b in close.tolist():
         near_values[a].append(b)
         near_values[b].append(a)
-    for value, positions in members.items():
-        others = [p for v in near_values[value] for p in members[v]]
-        for position in positions:
-            found[position] = sorted(others + [p for p in positions if p != position])
-    return found
+    return NearCopies(which, members, near_values)

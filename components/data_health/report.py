@@ -13,6 +13,9 @@ from components.data_health.leakage import leaked_pairs, leakage_summary
 # Entries kept in each list of the section, so that the report stays small;
 # the counts always cover everything.
 MAX_LISTED = 500
+# Train copies named in each listed leakage pair (a blank eval image can have
+# thousands); "copies" counts them all.
+MAX_COPIES_LISTED = 10
 
 
 def _group_object(group: Group, items: List[HealthItem]) -> dict:
@@ -28,10 +31,23 @@ def dropped_paths(groups: List[Group], conflicts: List[Group], pairs: List[dict]
     for group in groups:
         members = group.members if id(group) in conflicting else group.members[1:]
         dropped.update(items[i].relpath for i in members)
+    survives: Dict[int, bool] = {}  # by train list: eval images with one hash share theirs
     for pair in pairs:
-        if not set(pair["train"]) <= dropped:
+        train = pair["train"]
+        if id(train) not in survives:
+            survives[id(train)] = not set(train) <= dropped
+        if survives[id(train)]:
             dropped.add(pair["eval"])
     return dropped
+
+
+def listed_pairs(pairs: List[dict]) -> Tuple[List[dict], bool]:
+    """The leakage pairs the report lists, each naming at most MAX_COPIES_LISTED train
+    copies and counting them all ("copies"); whether anything was cut."""
+    listed = [{**pair, "train": pair["train"][:MAX_COPIES_LISTED], "copies": len(pair["train"])}
+              for pair in pairs[:MAX_LISTED]]
+    return listed, len(pairs) > MAX_LISTED or any(
+        pair["copies"] > MAX_COPIES_LISTED for pair in listed)
 
 
 @contextlib.contextmanager
@@ -73,7 +89,7 @@ def data_health(items: List[HealthItem], dedupe: bool,
     duplicates, cut_groups = _cap([_group_object(g, items) for g in groups])
     conflicting, cut_conflicts = _cap([_group_object(g, items) for g in conflicts])
     leakage = leakage_summary(pairs, sum(item.split == EVAL for item in items))
-    leakage["pairs"], cut_pairs = _cap(leakage["pairs"])
+    leakage["pairs"], cut_pairs = listed_pairs(leakage["pairs"])
     listed_drops, cut_drops = _cap(sorted(dropped))
     kinds = collections.Counter(g.kind for g in groups)
     return {

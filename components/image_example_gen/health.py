@@ -18,7 +18,7 @@ from components.data_health.groups import HealthItem
 from components.data_health.hashing import hash_from_hex, hash_hex
 from components.data_health.imbalance import imbalance
 from components.data_health.leakage import leaked_pairs, leakage_summary
-from components.data_health.report import MAX_LISTED, data_health, without_gc
+from components.data_health.report import MAX_LISTED, data_health, listed_pairs, without_gc
 
 # relpath, split, class name, content hash, perceptual hash (hashing.hash_hex)
 HASHES_FILE = "hashes.tsv"
@@ -82,7 +82,7 @@ def _window_leakage(hashes: List[Optional[List[HealthItem]]], newest: int) -> Op
     pairs = leaked_pairs(items)
     evals = sum(i.split != TRAIN for i in hashes[newest])
     summary = leakage_summary(pairs, evals)
-    summary["pairs"] = pairs[:MAX_LISTED]
+    summary["pairs"] = listed_pairs(pairs)[0]
     return summary
 
 

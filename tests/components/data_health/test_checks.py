@@ -90,3 +90,18 @@ def test_report_section_shape_and_dedupe(monkeypatch):
     assert capped["counts"]["exact_groups"] == 1 and capped["dropped"] == []
     assert len(capped["leakage"]["pairs"]) == 1
     assert capped["leakage"]["eval_paths"] == ["a/2.png", "b/2.png"]  # never capped
+
+
+def test_many_identical_images_share_their_lists_and_the_report_names_a_few():
+    """Blank images (one perceptual hash, different bytes) in both splits: every eval one
+    leaks, its pair shares one train list, and the report lists a few copies of each."""
+    items = [HealthItem(f"blank/{i:04d}.png", f"c{i}", 0, ("train", "eval")[i % 4 == 0], "a")
+             for i in range(400)]
+    pairs = leaked_pairs(items)
+    assert len(pairs) == 100 and all(p["train"] is pairs[0]["train"] for p in pairs)
+    assert len(pairs[0]["train"]) == 300 and pairs[0]["kind"] == "near"
+    section, dropped = report.data_health(items, dedupe=True)
+    assert section["counts"]["near_groups"] == 1 and len(dropped) == 399
+    listed = section["leakage"]["pairs"][0]
+    assert len(listed["train"]) == report.MAX_COPIES_LISTED and listed["copies"] == 300
+    assert section["truncated"] and len(section["leakage"]["eval_paths"]) == 100

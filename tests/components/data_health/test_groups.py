@@ -25,7 +25,7 @@ def test_near_lists_find_exactly_the_hashes_within_the_threshold():
         for bit in rng.sample(range(64), flips):
             value ^= 1 << bit
         hashes.append(value)
-    found = near_lists(hashes)
+    found = list(near_lists(hashes))
     expected = _brute_force(hashes)
     assert found == expected and len(expected[0]) >= NEAR_THRESHOLD + 1
     assert 2 ** 63 <= max(hashes)  # the top bit set: uint64, not int64
@@ -40,8 +40,8 @@ def test_clusters_of_copies_match_a_comparison_of_all_pairs():
         for bit in rng.sample(range(64), rng.choice([0, 1, 3, 4, 5, 9])):
             value ^= 1 << bit
         hashes.append(value)
-    assert near_lists(hashes) == _brute_force(hashes)
-    assert near_lists([]) == [] and near_lists([7]) == [[]]
+    assert list(near_lists(hashes)) == _brute_force(hashes)
+    assert list(near_lists([])) == [] and list(near_lists([7])) == [[]]
 
 
 def test_identical_hashes_never_flood_a_bucket():
@@ -51,7 +51,7 @@ def test_identical_hashes_never_flood_a_bucket():
     # More distinct values than MAX_BUCKET in one band's bucket: that bucket is not
     # searched; these differ only in the lowest band, so no other band links them.
     crowded = list(range(2 * MAX_BUCKET))
-    assert near_lists(crowded) == [[] for _ in crowded]
+    assert list(near_lists(crowded)) == [[] for _ in crowded]
 
 
 def test_exact_groups_come_first_and_near_groups_are_stars():

@@ -83,7 +83,7 @@ def test_window_leakage_is_the_newest_eval_against_every_span_train():
     per_class = {"train": {"a": 2}, "eval": {"a": 2}}
     health = window_health(sections, per_class, [old, new], newest=1)
     assert health["leakage"]["pairs"] == [
-        {"eval": "a/3.png", "train": ["a/1.png"], "kind": "exact"}]
+        {"eval": "a/3.png", "train": ["a/1.png"], "kind": "exact", "copies": 1}]
     assert health["counts"]["leaked"] == 1 and health["class_counts"] == {"a": 4}
     assert health["images"] == 5 and sections[1]["leakage"]["count"] == 0
     assert window_health(sections, per_class, [None, new], 1)["leakage"] == sections[1]["leakage"]
