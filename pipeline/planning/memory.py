@@ -27,6 +27,7 @@ class MemoryEstimate:
     cache_bytes: int
     base_bytes: int
     limit_bytes: int
+    widest_trial: bool = False  # sized for the largest model a --tune search may train
 
     @property
     def total_bytes(self) -> int:
@@ -76,11 +77,25 @@ def _model_size(params, image_size: int, channels: int, classes: int):
         return built.count_params(), activations
 
 
+def _widest(plan: Plan):
+    """(TrainerParams of the largest model training may build, whether that is a search's
+    trial): with --tune, the widest and deepest shape the search may try at the planned
+    side, which it may pick for the Trainer too."""
+    from modules.tuning import space
+    params = plan.trainer_params()
+    if not plan.config.tune:
+        return params, False
+    names = space.searched(params, plan.config.image_size)
+    values = {"width": max(space.WIDTHS)} if "width" in names else {}
+    values.update({"depth": space.MAX_EXTRA_DEPTH} if "depth" in names else {})
+    return (space.apply(params, values), True) if values else (params, False)
+
+
 def estimate(plan: Plan, classes: int, limit: Optional[int] = None) -> MemoryEstimate:
     """What training `plan` needs; `limit` defaults to memory_limit()."""
     c = plan.config
-    params, activations = _model_size(plan.trainer_params(), c.image_size, c.channels,
-                                      classes)
+    trained, widest = _widest(plan)
+    params, activations = _model_size(trained, c.image_size, c.channels, classes)
     split_bytes = (plan.facts.train_examples or 0) * c.image_size ** 2 * c.channels * 4
     return MemoryEstimate(
         params=params,
@@ -88,7 +103,7 @@ def estimate(plan: Plan, classes: int, limit: Optional[int] = None) -> MemoryEst
         activation_bytes=activations * c.batch_size * 4 * 2,
         cache_bytes=min(plan.cache_bytes, split_bytes),
         base_bytes=rules.TRAINER_BASE_BYTES,
-        limit_bytes=limit or memory_limit())
+        limit_bytes=limit or memory_limit(), widest_trial=widest)
 
 
 def check_fits(found: MemoryEstimate, plan: Plan) -> None:
@@ -103,10 +118,13 @@ def check_fits(found: MemoryEstimate, plan: Plan) -> None:
         f"{found.allowed_bytes / _GB:.1f} GB allowed here ({rules.MEMORY_SHARE:.0%} of "
         f"{found.limit_bytes / _GB:.1f} GB). Lower --image-size (now {c.image_size}) or "
         f"--batch-size (now {c.batch_size}), or choose a smaller --model (now {c.model}; "
-        "photo's weights do not grow with the image)")
+        "photo's weights do not grow with the image)"
+        + (", or leave out --tune (sized for the widest model its search may try)"
+           if found.widest_trial else ""))
 
 
 def memory_line(found: MemoryEstimate) -> str:
     """The plan's memory line."""
+    model = "weights, the widest model the search may try" if found.widest_trial else "weights"
     return (f"          memory: about {found.total_bytes / _GB:.1f} GB for training "
-            f"({found.params:,} weights) of {found.allowed_bytes / _GB:.1f} GB allowed")
+            f"({found.params:,} {model}) of {found.allowed_bytes / _GB:.1f} GB allowed")

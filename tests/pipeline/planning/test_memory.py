@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
-from pipeline.planning.memory import check_fits, estimate, memory_limit
+from pipeline.planning.memory import check_fits, estimate, memory_limit, memory_line
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning.plan import make_plan
 
@@ -63,3 +63,16 @@ def test_plan_prints_the_choices_and_trains_nothing(tmp_path, mnist_subset):
     assert "model cnn" in result.stdout and "image 28x28x1" in result.stdout
     assert "bless at accuracy >= 0.9" in result.stdout and "memory: about" in result.stdout
     assert not (tmp_path / "o").exists()
+
+
+def test_a_search_is_sized_for_the_widest_model_it_may_try():
+    planned = make_plan(PipelineConfig(), PHOTOS, "cpu", 24 * GB)
+    tuned = make_plan(PipelineConfig(tune=True), PHOTOS, "cpu", 24 * GB)
+    alone, searched = estimate(planned, 2, 24 * GB), estimate(tuned, 2, 24 * GB)
+    assert searched.widest_trial and not alone.widest_trial
+    assert searched.params > 1.5 * alone.params
+    assert searched.activation_bytes > alone.activation_bytes
+    assert "the widest model the search may try" in memory_line(searched)
+    small = estimate(tuned, 2, int(searched.total_bytes))  # allowed is a share of it
+    with pytest.raises(UsageError, match="leave out --tune"):
+        check_fits(small, tuned)
