@@ -112,6 +112,28 @@ def formats() -> dict:
     return found
 
 
+def dedupe() -> dict:
+    """`imagepipe ingest --dedupe` of digits with planted exact copies, bucket to bucket."""
+    import tensorflow as tf
+    from components.storage import files
+    for path in tf.io.gfile.glob(f"{BUCKET}/digits/*/*.png"):
+        label, name = path.split("/")[-2:]
+        tf.io.gfile.copy(path, f"{BUCKET}/dupes/{label}/{name}", overwrite=True)
+        if label in ("1", "7"):  # ten digits each: a later copy of every one
+            tf.io.gfile.copy(path, f"{BUCKET}/dupes/{label}/z-{name}", overwrite=True)
+    result = _imagepipe("ingest", "--data", f"{BUCKET}/dupes", "--dedupe",
+                        "--output", f"{BUCKET}/ingested-dedupe")
+    if result["code"] == 0:
+        result["report"] = json.loads(files.read_text(
+            f"{BUCKET}/ingested-dedupe/ingest_report.json"))
+        result["written"] = [f"{top}/{name}" for top, _, names in
+                             tf.io.gfile.walk(f"{BUCKET}/ingested-dedupe") for name in names]
+        result["examples"] = sum(
+            1 for path in tf.io.gfile.glob(f"{BUCKET}/ingested-dedupe/*/data-*")
+            for _ in tf.data.TFRecordDataset(path, compression_type="GZIP"))
+    return result
+
+
 def files_in_the_bucket() -> dict:
     """--module-file, --config and --weights read from the bucket by `imagepipe plan`."""
     import tensorflow as tf
@@ -162,7 +184,7 @@ def kubeflow() -> dict:
 
 def main(results_path: str) -> None:
     results = {}
-    for step in (upload_digits, run_pipeline, predict, formats, files_in_the_bucket,
+    for step in (upload_digits, run_pipeline, predict, formats, dedupe, files_in_the_bucket,
                  bad_inputs, kubeflow):
         try:
             results[step.__name__] = step()

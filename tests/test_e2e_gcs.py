@@ -77,6 +77,14 @@ def test_every_format_is_ingested_from_the_bucket_into_the_bucket(results, fmt, 
     assert len(step["report"]["classes"]) == 10
 
 
+def test_dedupe_drops_the_planted_copies_in_the_bucket(results):
+    step = _ok(results["dedupe"])
+    counts = step["report"]["data_health"]["counts"]
+    assert counts["exact_groups"] == 20 and counts["dropped"] == 20
+    assert sum(step["report"]["splits"].values()) == step["examples"] == 100
+    assert not [path for path in step["written"] if path.endswith(".tmp")], step["written"]
+
+
 def test_module_file_config_and_weights_are_read_from_the_bucket(results):
     found = results["files_in_the_bucket"]
     module = _ok(found.get("module_and_config", found))["stdout"]
