@@ -8,7 +8,7 @@ import dataclasses
 import gzip
 import io
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -156,18 +156,39 @@ def list_npz(root: str) -> Listing:
     return _listing(units, max_label, "npz")
 
 
+def chunk_name(chunk: ArrayChunk, root: str) -> str:
+    """The display name of a chunk's array: its examples are `name#index`."""
+    if chunk.kind == "idx":
+        return chunk.images
+    path = os.path.join(root, chunk.path) if chunk.path else root
+    return f"{os.path.basename(path)}:{chunk.images}"
+
+
+class ArrayPaths:
+    """`name#index` of every image in array chunks, for `in`, without listing them all."""
+
+    def __init__(self, chunks: List[ArrayChunk], root: str):
+        self._ranges: Dict[str, List[Tuple[int, int]]] = {}
+        for chunk in chunks:
+            self._ranges.setdefault(chunk_name(chunk, root), []).append((chunk.start, chunk.stop))
+
+    def __contains__(self, path: str) -> bool:
+        name, _, index = path.rpartition("#")
+        return index.isdigit() and any(start <= int(index) < stop
+                                       for start, stop in self._ranges.get(name, ()))
+
+
 def read_chunk(chunk: ArrayChunk, root: str) -> Tuple[np.ndarray, np.ndarray, str]:
     """(images, labels, display name) of one chunk, read on a worker."""
     path = os.path.join(root, chunk.path) if chunk.path else root
     if chunk.kind == "idx":
         images = parse_idx(_read_bytes(path), chunk.images)
         labels = parse_idx(_read_bytes(os.path.join(root, chunk.labels)), chunk.labels)
-        name = chunk.images
     else:
         with np.load(io.BytesIO(_read_bytes(path)), allow_pickle=False) as arrays:
             images, labels = arrays[chunk.images], arrays[chunk.labels].reshape(-1)
-        name = f"{os.path.basename(path)}:{chunk.images}"
-    return images[chunk.start:chunk.stop], labels[chunk.start:chunk.stop], name
+    return (images[chunk.start:chunk.stop], labels[chunk.start:chunk.stop],
+            chunk_name(chunk, root))
 
 
 def encode_png(pixels: np.ndarray) -> bytes:

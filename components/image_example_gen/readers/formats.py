@@ -4,7 +4,7 @@ from typing import Optional
 
 from components.contract import TRAIN
 from components.data_health.groups_csv import read_groups
-from components.image_example_gen.readers.arrays import list_idx, list_npz
+from components.image_example_gen.readers.arrays import ArrayPaths, list_idx, list_npz
 from components.image_example_gen.readers.folder_tree import (
     DatasetError,
     Listing,
@@ -53,19 +53,22 @@ def list_dataset(root: str, options: IngestOptions, check_groups: bool = True) -
     listing = listers[fmt](root)
     listing.format = fmt
     if options.groups:
-        listing.groups = load_groups(options.groups, listing if check_groups else None)
+        listing.groups = load_groups(options.groups, listing if check_groups else None, root)
     return listing
 
 
-def load_groups(uri: str, listing: Optional[Listing]) -> dict:
+def load_groups(uri: str, listing: Optional[Listing], root: str) -> dict:
     """--groups of a listing, as DatasetError (exit 2) when bad.
 
-    Paths are checked against an image-file listing; arrays and TFRecords
-    name their examples `file#index` only once read, so their rows are not.
+    Paths are checked against an image-file listing, and against IDX and npz
+    arrays' `name#index` ranges; TFRecords' counts are known only once read, so
+    their rows are not checked.
     """
     known = None
     if listing is not None and listing.format == "folder":
         known = {unit.relpath for unit in listing.files}
+    elif listing is not None and listing.format in ("idx", "npz"):
+        known = ArrayPaths(listing.files, root)
     try:
         return read_groups(uri, known)
     except ValueError as e:

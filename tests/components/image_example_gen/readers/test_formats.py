@@ -37,3 +37,18 @@ def test_an_ingest_output_is_detected_as_tfrecords(tmp_path):
         (tmp_path / split).mkdir()
         (tmp_path / split / "data-00000-of-00001.tfrecord.gz").write_bytes(b"")
     assert detect_format(str(tmp_path)) == "tfrecord"
+
+
+def test_groups_rows_are_checked_against_array_examples(tmp_path):
+    path = tmp_path / "d.npz"
+    np.savez(path, x_train=np.zeros((4, 3, 3), np.uint8), y_train=np.arange(4))
+    groups = tmp_path / "groups.csv"
+
+    def listed(rows):
+        groups.write_text(rows)
+        return list_dataset(str(path), PipelineConfig(groups=str(groups)).ingest_options())
+    assert listed("d.npz:x_train#0,a\nd.npz:x_train#3,b\n").groups == {
+        "d.npz:x_train#0": "a", "d.npz:x_train#3": "b"}
+    for row in ("d.npz:x_train#4,a", "d.npz:x_test#0,a", "d.npz:x_train,a", "x_train#1,a"):
+        with pytest.raises(DatasetError, match=f"groups.csv, line 1: {row[:-2]} is not an"):
+            listed(row + "\n")
