@@ -248,7 +248,8 @@ def main(argv=None) -> dict:
     checked = goals(rows)
     print_table(checked, ["goal", "limit", "value", "met"])
     return write_results("bucket", {
-        "machine": machine_info(), "code": code, "data": os.path.abspath(args.data), "photos": photos,
+        "machine": machine_info(), "code": code, "data": os.path.abspath(args.data),
+        "photos": photos,
         "limit": limit, "repeat": repeat, "rows": rows, "goals": checked,
         "runs": runs})
 

@@ -56,7 +56,8 @@ def materialized_bytes(examples: str, work: str) -> int:
     metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec({
         IMAGE_KEY: tf.io.FixedLenFeature([1], tf.string),
         LABEL_KEY: tf.io.FixedLenFeature([1], tf.int64)}))
-    fn = lambda inputs: preprocessing_fn(inputs, TransformParams(SIDE, 3).to_custom_config())  # noqa
+    config = TransformParams(SIDE, 3).to_custom_config()
+    fn = lambda inputs: preprocessing_fn(inputs, config)  # noqa: E731
     with tft_beam.Context(temp_dir=os.path.join(work, "tft"), force_tf_compat_v1=False):
         (rows, _), _ = (raw, metadata) | tft_beam.AnalyzeAndTransformDataset(fn)
     path = os.path.join(work, "transformed.tfrecord.gz")

@@ -247,7 +247,8 @@ def measure(args, config, output: str) -> dict:
     _add_optional_rows(rows, args, uris, tft_output, params, (images, labels), steps)
     print_table(rows, ["feed", "examples_per_s", "ratio", "first_epoch_s"])
     ratio = next(r["ratio"] for r in rows if r["feed"].startswith("Trainer (TFRecords"))
-    print(f"goal trainer/numpy: {ratio:.3f} (goal >= {GOAL}): {'met' if ratio >= GOAL else 'MISSED'}")
+    verdict = "met" if ratio >= GOAL else "MISSED"
+    print(f"goal trainer/numpy: {ratio:.3f} (goal >= {GOAL}): {verdict}")
     return write_results("training", {
         "machine": machine_info(), "batch_size": params.batch_size, "model": params.model,
         "data": summary["data"]["path"],

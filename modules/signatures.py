@@ -56,9 +56,9 @@ def tft_normalization(tft_output: tft.TFTransformOutput) -> Tuple[np.ndarray, np
                          size, channels)
 
 
-def serving_signatures(model: keras.Model, tft_output: tft.TFTransformOutput,
-                       labels: List[str]) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction],
-                                                   Tuple[np.ndarray, np.ndarray]]:
+def serving_signatures(
+        model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str]
+) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction], Tuple[np.ndarray, np.ndarray]]:
     """The signatures above, for model.save(signatures=...), and (mean, std)."""
     model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
     raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}

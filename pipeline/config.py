@@ -190,7 +190,8 @@ class PipelineConfig:
                                             "turns it off. Default: planned (photos). "
                                             "Example: --augment-color 0.2")
     steps_per_execution: int = _field(1, "Training steps per call into the compiled "
-                                      "function; higher amortizes TPU round trips. Example: --steps-per-execution 50")
+                                      "function; higher amortizes TPU round trips. "
+                                      "Example: --steps-per-execution 50")
     tensorboard_update_freq: int = _field(100, "Write TensorBoard scalars and the custom "
                                           "summaries every this many steps.")
     workers: int = _field(1, "Train on this many worker processes on this machine, with "

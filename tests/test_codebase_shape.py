@@ -6,6 +6,7 @@ import subprocess
 REPO = pathlib.Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 50
 MAX_README_LINES = 250
+MAX_LINE_CHARS = 100
 
 
 def _tracked_python():
@@ -23,6 +24,14 @@ def test_no_function_is_over_the_limit():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines})")
     assert not long, "functions over the limit: " + ", ".join(long)
+
+
+def test_no_python_line_is_over_the_limit():
+    long = [f"{path.relative_to(REPO)}:{number} ({len(line)})"
+            for path in _tracked_python()
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if len(line) > MAX_LINE_CHARS]
+    assert not long, "lines over the limit: " + ", ".join(long)
 
 
 def test_readme_is_short_and_its_doc_links_exist():

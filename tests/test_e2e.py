@@ -223,7 +223,8 @@ def test_serving_image_agrees_with_serving_default(two_runs):
     images = [sorted((data / str(d)).iterdir())[1] for d in range(10)]
     by_example = signatures["serving_default"](
         examples=tf.constant([_serialized_example(p) for p in images]))
-    by_bytes = signatures["serving_image"](image_bytes=tf.constant([p.read_bytes() for p in images]))
+    by_bytes = signatures["serving_image"](
+        image_bytes=tf.constant([p.read_bytes() for p in images]))
     np.testing.assert_allclose(by_bytes["probabilities"], by_example["probabilities"], atol=1e-6)
 
 
@@ -288,7 +289,8 @@ def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):
             assert now[name] == first[name], name
     assert now["index.html"] > first["index.html"]
     # The page shows the cached run's own times (the last test redraws on new inputs).
-    assert f"total {second['timings_s']['total']:.1f}s" in (out / "report" / "index.html").read_text()
+    page = (out / "report" / "index.html").read_text()
+    assert f"total {second['timings_s']['total']:.1f}s" in page
 
 
 # Last in this file: it adds a run to the output folder the tests above inspect.

@@ -1,4 +1,5 @@
-"""`imagepipe run` end to end on generated RGB photos of mixed sizes: the plan picks the photo model."""
+"""`imagepipe run` end to end on generated RGB photos of mixed sizes: the plan picks the photo
+model."""
 import json
 import os
 import subprocess

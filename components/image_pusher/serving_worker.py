@@ -3,10 +3,11 @@
     python -m components.image_pusher.serving_worker < job.json > result.json
 
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
-imagepipe's training code (only the light components/contract.py), so a model that needs the training process to
-load fails here as it would in a server. TensorFlow is imported before the
-job is read: the Pusher starts this process early and sends the job when the
-warmup file is written, so the import overlaps the TFLite conversion.
+imagepipe's training code (only the light components/contract.py), so a model
+that needs the training process to load fails here as it would in a server.
+TensorFlow is imported before the job is read: the Pusher starts this process
+early and sends the job when the warmup file is written, so the import overlaps
+the TFLite conversion.
 
 Job: {"model_dir", "warmup_path", "image_key", "rest_requests", "atol"}.
 Result: {"ok", "reason", ...figures}; see check().

@@ -201,7 +201,8 @@ def _records(split_dir: str) -> Iterator[tf.train.Example]:
 
 def split_batches(split_dir: str, size: int, channels: int, batch: int = 64,
                   limit: Optional[int] = None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """A split's (pixels, labels), `batch` examples at a time, decoded and resized as Transform does."""
+    """A split's (pixels, labels), `batch` examples at a time, decoded and resized as
+    Transform does."""
     encoded, labels, seen = [], [], 0
     for example in _records(split_dir):
         feature = example.features.feature

@@ -1,1 +1,1 @@
-"""Training on several workers: TF_CONFIG, and local worker processes that stand in for a cluster."""
+"""Training on several workers: TF_CONFIG, and local worker processes standing in for a cluster."""

@@ -3,11 +3,11 @@
     imagepipe predict --model outputs/serving/imagepipe IMAGE...
 
 The model is a SavedModel version folder, a serving base folder (the version
-TF Serving serves: the one a rollback pinned, else the latest), or a `.tflite` file with labels.txt beside it. Images go
-through the same preprocessing as in training: the SavedModel's
-`serving_image` signature embeds the Transform graph; for TFLite, the images
-are decoded and resized by Transform's own functions (modules/preprocessing.py)
-and the normalization is inside the file.
+TF Serving serves: the one a rollback pinned, else the latest), or a `.tflite`
+file with labels.txt beside it. Images go through the same preprocessing as in
+training: the SavedModel's `serving_image` signature embeds the Transform graph;
+for TFLite, the images are decoded and resized by Transform's own functions
+(modules/preprocessing.py) and the normalization is inside the file.
 """
 import os
 from typing import List, Tuple
@@ -77,7 +77,8 @@ def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int
     for path in images:
         try:
             data = files.read_bytes(path)
-            decode_fully(data, DEFAULT_MAX_PIXELS)  # the ingestion's check: a clear reason, not a graph error
+            # the ingestion's check: a clear reason, not a graph error
+            decode_fully(data, DEFAULT_MAX_PIXELS)
             scores = predictor.probabilities(data)
         except (OSError, BadImageError) as e:
             errors += 1

@@ -29,7 +29,8 @@ def test_installing_twice_adds_each_rule_once():
 
 
 def test_a_keras_training_step_traces_with_few_conversions(monkeypatch):
-    """Without the rules this converts hundreds of tf_keras functions; with them, 8 (ours, and the step)."""
+    """Without the rules this converts hundreds of tf_keras functions; with them, 8 (ours, and
+    the step)."""
     from tensorflow.python.autograph.impl import api
     converted = []
     original = api._convert_actual

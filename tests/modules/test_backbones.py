@@ -89,7 +89,8 @@ def test_imagenet_weights_come_from_keras_cache(tmp_path, monkeypatch):
     placed = keras.applications.MobileNetV2(include_top=False, weights=None,
                                             input_shape=(96, 96, 3))
     placed.set_weights([w + 0.01 for w in placed.get_weights()])
-    placed.save_weights(str(cache / "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_96_no_top.h5"))
+    name = "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_96_no_top.h5"
+    placed.save_weights(str(cache / name))
     network = build_network("mobilenet_v2", 96, "imagenet")
     for got, want in zip(network.get_weights(), placed.get_weights()):
         np.testing.assert_array_equal(got, want)

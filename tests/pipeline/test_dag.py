@@ -32,7 +32,8 @@ def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
     transform = {c.id: c for c in create_components(planned(config, photos))}["Transform"]
     props = transform.exec_properties
     assert "transformed_examples" not in transform.outputs
-    assert json.loads(props["custom_config"]) == {"transform_params": {"image_size": 32, "channels": 3}}
+    assert json.loads(props["custom_config"]) == {
+        "transform_params": {"image_size": 32, "channels": 3}}
     assert '"analyze": [\n    "train"\n  ]' in props["splits_config"]
 
 
@@ -56,7 +57,8 @@ def test_trainer_reads_raw_examples_with_config_hyperparameters(config):
 
 
 def test_eval_config_thresholds_bind_the_overall_slice_only(config):
-    (per_slice,) = eval_config(planned(config).config).metrics_specs[0].metrics[0].per_slice_thresholds
+    metric = eval_config(planned(config).config).metrics_specs[0].metrics[0]
+    (per_slice,) = metric.per_slice_thresholds
     assert [s.feature_keys for s in per_slice.slicing_specs] == [[]]
     threshold = per_slice.threshold
     assert threshold.value_threshold.lower_bound.value == 0.7

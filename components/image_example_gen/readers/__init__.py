@@ -1,1 +1,1 @@
-"""Dataset readers: list a dataset (folder tree, IDX, .npz, TFRecords) and read its units of work."""
+"""Dataset readers: list a dataset (folder tree, IDX, .npz, TFRecords), read its units of work."""

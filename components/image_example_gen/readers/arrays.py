@@ -46,7 +46,8 @@ def _read_bytes(path: str) -> bytes:
 def parse_idx(data: bytes, name: str) -> np.ndarray:
     """An IDX file's array, validated: magic, dimensions and data length."""
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in _IDX_DTYPES:
-        raise DatasetError(f"{name}: not an IDX file (bad magic number {data[:4].hex() or 'empty'})")
+        magic = data[:4].hex() or "empty"
+        raise DatasetError(f"{name}: not an IDX file (bad magic number {magic})")
     ndim = data[3]
     header = 4 + 4 * ndim
     if len(data) < header:

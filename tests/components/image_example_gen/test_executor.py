@@ -18,7 +18,8 @@ pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
 def _run_executor(input_base, out_dir, **options):
     options.setdefault("eval_percent", 50)
-    component = ImageExampleGen(input_base=str(input_base), options=PipelineConfig(**options).ingest_options())
+    component = ImageExampleGen(input_base=str(input_base),
+                                options=PipelineConfig(**options).ingest_options())
     examples = standard_artifacts.Examples()
     examples.uri = str(out_dir)
     props = dict(component.exec_properties)  # protos are already JSON strings here

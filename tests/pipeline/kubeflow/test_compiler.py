@@ -1,6 +1,7 @@
 """`imagepipe compile`: both targets compile, parse strictly, and hold what a cluster needs.
 
-Golden files: IMAGEPIPE_UPDATE_GOLDEN=1 bash scripts/test.sh tests/pipeline/kubeflow/test_compiler.py
+Golden files:
+    IMAGEPIPE_UPDATE_GOLDEN=1 bash scripts/test.sh tests/pipeline/kubeflow/test_compiler.py
 rewrites tests/pipeline/kubeflow/golden/; review the diff before committing it.
 """
 import json
@@ -118,7 +119,8 @@ def _custom_config(spec) -> dict:
     ("kubeflow_tpu", "google.com/tpu", "8",
      {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
       "cloud.google.com/gke-tpu-topology": "2x4"}),
-    ("kubeflow_gpu", "nvidia.com/gpu", "2", {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}),
+    ("kubeflow_gpu", "nvidia.com/gpu", "2",
+     {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}),
     ("vertex_gpu", "NVIDIA_TESLA_T4", "1", None),
 ])
 def test_accelerators_request_resources_and_nodes(compiled, name, resource, count, selector):

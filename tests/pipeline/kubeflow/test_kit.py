@@ -1,4 +1,5 @@
-"""kubeflow/: the Dockerfile installs what the local install does; manifests match the submit script."""
+"""kubeflow/: the Dockerfile installs what the local install does; the manifests match the
+submit script."""
 import pathlib
 import re
 

@@ -117,8 +117,9 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
                 y_train=np.array([0, 1, 0]))
     listing = arrays.list_npz(path)
-    (split, record, fact, _), *_ = read_unit(listing.files[0], path, listing.classes,
-                                          PipelineConfig().ingest_options(), lambda relpath: "hashed")
+    (split, record, fact, _), *_ = read_unit(
+        listing.files[0], path, listing.classes, PipelineConfig().ingest_options(),
+        lambda relpath: "hashed")
     assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3", 0, 1))  # black, grey
     feature = tf.train.Example.FromString(record).features.feature
     assert [feature[k].int64_list.value[0] for k in
@@ -133,5 +134,5 @@ def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
                 y_train=np.array([0, 1]))
     listing = arrays.list_npz(path)
     with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
-        list(read_unit(listing.files[0], path, listing.classes, PipelineConfig(max_pixels=100).ingest_options(),
-                       lambda relpath: "hashed"))
+        list(read_unit(listing.files[0], path, listing.classes,
+                       PipelineConfig(max_pixels=100).ingest_options(), lambda relpath: "hashed"))
