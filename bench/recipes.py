@@ -15,7 +15,14 @@ Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing:
   progressive      the first half of the epochs at 3/4 of the side, then the
                    full side (small images first);
   no_smoothing     label smoothing 0;
-  side_160         160 px instead of 128.
+  side_160         160 px instead of 128;
+  sgd              SGD with Nesterov momentum 0.9 at 0.05, decoupled weight
+                   decay 0.002 (not on batch norm or biases), instead of Adam.
+--epochs N trains every recipe N epochs instead of fitting a budget (steps/s is
+then the training's own, epochs included). --test-sides
+scores each trained model again on the eval images decoded at other sides (the
+same weights in a model built for that side: the network is convolutional up to
+its global pooling), each alone and averaged with its mirror image.
 XLA is left out: bench/levers measured it 25x slower on this CPU.
 A short timed fit first measures each recipe's seconds per step, which sets its
 epochs so that its training fits --budget-s; the schedule then spans exactly
@@ -25,6 +32,7 @@ bench/results/recipes.json. Not a timed test.
 """
 import argparse
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -32,8 +40,9 @@ from bench.common import machine_info, print_table, write_results
 from bench.photo_models import load_folder, normalized
 
 RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "progressive", "no_smoothing",
-           "side_160")
+           "side_160", "sgd")
 SIDE, BATCH, LR, SMOOTHING = 128, 64, 2e-3, 0.1
+SGD_LR, SGD_MOMENTUM, SGD_WEIGHT_DECAY = 0.05, 0.9, 0.002
 EMA_MOMENTUM, MIXUP_ALPHA, PROGRESSIVE_SHARE = 0.99, 0.2, 0.5
 
 
@@ -71,7 +80,12 @@ def _model(recipe: str, classes: int, learning_rate, side: int):
     model = build_photo((side, side, 3), classes)
     ema = {"use_ema": True, "ema_momentum": EMA_MOMENTUM} if recipe == "ema" else {}
     smoothing = 0.0 if recipe == "no_smoothing" else SMOOTHING
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate, **ema),
+    optimizer = keras.optimizers.Adam(learning_rate, **ema)
+    if recipe == "sgd":
+        optimizer = keras.optimizers.SGD(learning_rate, momentum=SGD_MOMENTUM, nesterov=True,
+                                         weight_decay=SGD_WEIGHT_DECAY)
+        optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
+    model.compile(optimizer=optimizer,
                   loss=keras.losses.CategoricalCrossentropy(label_smoothing=smoothing),
                   metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")])
     return model
@@ -90,9 +104,25 @@ def _seconds_per_step(recipe: str, x, onehot, side: int, seed: int, batch: int) 
     return float(np.median(np.diff(ends[5:])))
 
 
+def _at_sides(model, classes: int, test: dict, labels) -> dict:
+    """{side: [accuracy, accuracy averaged with the mirror image]} on `test` ({side:
+    eval images}), the trained weights in a model built for each side."""
+    from modules.photo_model import build_photo
+    found = {}
+    for side, images in test.items():
+        resized = build_photo((side, side, 3), classes)
+        resized.set_weights(model.get_weights())
+        plain = resized.predict(images, batch_size=128, verbose=0)
+        mirrored = resized.predict(images[:, :, ::-1], batch_size=128, verbose=0)
+        found[side] = [round(float(np.mean(p.argmax(1) == labels)), 4)
+                       for p in (plain, plain + mirrored)]
+    return found
+
+
 def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
-               batch: int = BATCH) -> dict:
-    """Trains `recipe` for about `budget_s`; its epochs, seconds and eval accuracy."""
+               batch: int = BATCH, epochs: int = 0, test: Optional[dict] = None) -> dict:
+    """Trains `recipe` for about `budget_s` (or `epochs`); its epochs, seconds and eval
+    accuracy, and with `test` ({side: eval images}) its accuracy at those sides."""
     import tf_keras as keras
     from modules.schedule import WarmupCosine
     keras.utils.set_random_seed(seed)
@@ -101,10 +131,12 @@ def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
     steps = max(1, len(xt) // batch)
     sides = ([round(x.shape[1] * 0.75 / 8) * 8, x.shape[1]] if recipe == "progressive"
              else [x.shape[1]])
-    per_step = [_seconds_per_step(recipe, xt, yt, side, seed, batch) for side in sides]
-    epoch_s = float(np.mean(per_step)) * steps
-    epochs = max(2, int(budget_s / epoch_s))
-    model = _model(recipe, onehot.shape[1], WarmupCosine(LR, steps, steps * epochs),
+    # With fixed epochs nothing needs timing first: steps/s is then the training's own.
+    per_step = [] if epochs else [_seconds_per_step(recipe, xt, yt, side, seed, batch)
+                                  for side in sides]
+    epochs = epochs or max(2, int(budget_s / (float(np.mean(per_step)) * steps)))
+    rate = SGD_LR if recipe == "sgd" else LR
+    model = _model(recipe, onehot.shape[1], WarmupCosine(rate, steps, steps * epochs),
                    x.shape[1])
     accuracy, started = [], time.perf_counter()
     first = max(1, round(epochs * PROGRESSIVE_SHARE)) if recipe == "progressive" else epochs
@@ -116,9 +148,19 @@ def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
             accuracy += history.history["val_accuracy"]
     train_s = time.perf_counter() - started
     final = model.evaluate(xe, ye, batch_size=128, verbose=0, return_dict=True)["accuracy"]
-    return {"recipe": recipe, "side": sides[-1], "steps_per_s": 1 / float(np.mean(per_step)),
+    steps_per_s = 1 / float(np.mean(per_step)) if per_step else steps * epochs / train_s
+    return {"recipe": recipe, "side": sides[-1], "steps_per_s": steps_per_s,
             "epochs": epochs, "train_s": train_s, "final_acc": float(final),
-            "best_acc": float(max(accuracy)), "val_accuracy": [round(a, 4) for a in accuracy]}
+            "best_acc": float(max(accuracy)), "val_accuracy": [round(a, 4) for a in accuracy],
+            "at_sides": _at_sides(model, onehot.shape[1], test or {}, y[~train])}
+
+
+def _decoded(data: str, side: int, cache: dict):
+    """(normalized images, labels, train mask) at `side`, decoded once per side."""
+    if side not in cache:
+        images, labels, train = load_folder(data, side)
+        cache[side] = (normalized(images, train), labels, train)
+    return cache[side]
 
 
 def main(argv=None) -> dict:
@@ -126,29 +168,31 @@ def main(argv=None) -> dict:
     parser.add_argument("--data", required=True, help="a class-per-folder photo tree")
     parser.add_argument("--budget-s", type=float, default=150.0,
                         help="training seconds per recipe")
+    parser.add_argument("--epochs", type=int, default=0,
+                        help="train every recipe this many epochs instead (0: the budget)")
+    parser.add_argument("--test-sides", type=int, nargs="*", default=[],
+                        help="also score each model on the eval images at these sides")
     parser.add_argument("--only", nargs="*", choices=RECIPES, help="recipes (default: all)")
     parser.add_argument("--batch-size", type=int, default=BATCH)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     import tensorflow as tf  # noqa: F401  (before tf_keras, with TF_USE_LEGACY_KERAS)
     recipes = ["float32", *(r for r in (args.only or RECIPES) if r != "float32")]
-    decoded = {}
-    rows = []
+    decoded, rows = {}, []
+    columns = ["recipe", "side", "steps_per_s", "epochs", "train_s", "final_acc", "best_acc",
+               "gain", "at_sides"]
     for recipe in recipes:
         side = 160 if recipe == "side_160" else SIDE
-        if side not in decoded:
-            images, labels, train = load_folder(args.data, side)
-            decoded[side] = (normalized(images, train), labels, train)
-        rows.append(run_recipe(recipe, *decoded[side], args.budget_s, args.seed,
-                               args.batch_size))
+        test = {s: (lambda x, _, t: x[~t])(*_decoded(args.data, s, decoded))
+                for s in args.test_sides}
+        rows.append(run_recipe(recipe, *_decoded(args.data, side, decoded), args.budget_s,
+                               args.seed, args.batch_size, args.epochs, test))
         rows[-1]["gain"] = rows[-1]["final_acc"] - rows[0]["final_acc"]
-        print_table(rows[-1:], ["recipe", "side", "steps_per_s", "epochs", "train_s",
-                                "final_acc", "best_acc", "gain"])
-    print_table(rows, ["recipe", "side", "steps_per_s", "epochs", "train_s", "final_acc",
-                       "best_acc", "gain"])
+        print_table(rows[-1:], columns)
+    print_table(rows, columns)
     return write_results("recipes", {"machine": machine_info(), "data": args.data,
-                                     "budget_s": args.budget_s, "batch": args.batch_size,
-                                     "rows": rows})
+                                     "budget_s": args.budget_s, "epochs": args.epochs,
+                                     "batch": args.batch_size, "rows": rows})
 
 
 if __name__ == "__main__":

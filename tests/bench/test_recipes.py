@@ -20,3 +20,16 @@ def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
     assert row["epochs"] == 2 and len(row["val_accuracy"]) == 2  # at least 2 epochs
     assert row["side"] == 32 and row["steps_per_s"] > 0
     assert 0 <= row["final_acc"] <= 1 and row["best_acc"] in row["val_accuracy"]
+
+
+def test_fixed_epochs_and_scores_at_other_sides():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
+    y, train = np.arange(40) % 2, np.arange(40) < 32
+    larger = rng.normal(size=(8, 48, 48, 3)).astype(np.float32)
+    row = run_recipe("sgd", x, y, train, budget_s=0.01, seed=0, batch=8, epochs=3,
+                     test={32: x[~train], 48: larger})
+    assert row["epochs"] == 3 and len(row["val_accuracy"]) == 3
+    assert row["at_sides"][32][0] == round(row["final_acc"], 4)  # the same weights
+    assert set(row["at_sides"]) == {32, 48}
+    assert all(0 <= a <= 1 for pair in row["at_sides"].values() for a in pair)
