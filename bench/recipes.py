@@ -19,7 +19,8 @@ Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing:
   sgd              SGD with Nesterov momentum 0.9 at 0.05, decoupled weight
                    decay 0.002 (not on batch norm or biases), instead of Adam.
 --epochs N trains every recipe N epochs instead of fitting a budget (steps/s is
-then the training's own, epochs included). --test-sides
+then the whole fit's, each epoch's validation and the first step's tracing
+included, so it reads lower than a budget run's timed steps). --test-sides
 scores each trained model again on the eval images decoded at other sides (the
 same weights in a model built for that side: the network is convolutional up to
 its global pooling), each alone and averaged with its mirror image.

@@ -13,7 +13,6 @@ from typing import Dict, List, NamedTuple, Optional
 from components.data_health import near_index
 
 
-
 class HealthItem(NamedTuple):
     """One ingested image: what the checks need to know of it."""
 

@@ -83,8 +83,7 @@ class NearCopies(collections.abc.Sequence):
 
     Built lazily because N identical hashes (blank or flat images) would otherwise be N
     lists of N - 1, memory quadratic in N (docs/data_health.md). Positions that share a
-    hash have the same near copies apart from themselves; `key` says which hash a
-    position has.
+    hash have the same near copies apart from themselves.
     """
 
     def __init__(self, which: np.ndarray, members: Dict[int, List[int]],
@@ -100,10 +99,6 @@ class NearCopies(collections.abc.Sequence):
             return []
         others = [p for v in self._near[value] for p in self._members[v]]
         return sorted(others + [p for p in self._members[value] if p != position])
-
-    def key(self, position: int) -> int:
-        """Which distinct hash `position` has."""
-        return int(self._which[position])
 
 
 def near_lists(hashes: Sequence[int]) -> NearCopies:

@@ -11,7 +11,8 @@ from components.data_health.imbalance import imbalance
 from components.data_health.leakage import leaked_pairs, leakage_summary
 
 # Entries kept in each list of the section, so that the report stays small;
-# the counts always cover everything.
+# the counts always cover everything. leakage's eval_paths is the exception:
+# the audit must leave out every leaked image (leakage.leakage_summary).
 MAX_LISTED = 500
 # Train copies named in each listed leakage pair (a blank eval image can have
 # thousands); "copies" counts them all.
@@ -53,9 +54,9 @@ def listed_pairs(pairs: List[dict]) -> Tuple[List[dict], bool]:
 @contextlib.contextmanager
 def without_gc():
     """The cyclic garbage collector paused: the checks allocate many small objects, which
-    set off full collections over everything the process holds (TensorFlow, Beam); in
-    ingestion that cost ten times the checks themselves (measured: docs/data_health.md).
-    Nothing they build is cyclic, so nothing waits for the collector."""
+    set off full collections over everything the process holds (TensorFlow, Beam), costing
+    more than the checks themselves (docs/data_health.md#cost). Nothing they build is
+    cyclic, so nothing waits for the collector."""
     enabled = gc.isenabled()
     gc.disable()
     try:

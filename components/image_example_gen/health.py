@@ -73,17 +73,19 @@ def read_hashes(entry: str) -> Optional[List[HealthItem]]:
             for path, split, label, content, phash in rows]
 
 
-def _window_leakage(hashes: List[Optional[List[HealthItem]]], newest: int) -> Optional[dict]:
-    """Leakage of the newest span's eval against the train split of every span."""
+def _window_leakage(hashes: List[Optional[List[HealthItem]]],
+                    newest: int) -> Tuple[Optional[dict], bool]:
+    """(Leakage of the newest span's eval against the train split of every span, whether
+    its listed pairs were cut); None without every span's hashes."""
     if any(h is None for h in hashes):
-        return None
+        return None, False
     items = [i for k, h in enumerate(hashes) for i in h
              if i.split == TRAIN or k == newest]
     pairs = leaked_pairs(items)
     evals = sum(i.split != TRAIN for i in hashes[newest])
     summary = leakage_summary(pairs, evals)
-    summary["pairs"] = listed_pairs(pairs)[0]
-    return summary
+    summary["pairs"], cut = listed_pairs(pairs)
+    return summary, cut
 
 
 def window_health(sections: List[dict], per_class: Dict[str, Dict[str, int]],
@@ -95,11 +97,12 @@ def window_health(sections: List[dict], per_class: Dict[str, Dict[str, int]],
     class_counts = {c: sum(per_class[s].get(c, 0) for s in SPLITS) for c in per_class[TRAIN]}
     lists = {key: [x for s in sections for x in s[key]][:MAX_LISTED]
              for key in ("duplicates", "label_conflicts", "dropped")}
-    leakage = _window_leakage(hashes, newest) or sections[newest]["leakage"]
+    leakage, cut = _window_leakage(hashes, newest)
+    leakage = leakage or sections[newest]["leakage"]
     counts["leaked"] = leakage["count"]
     return {"images": sum(s["images"] for s in sections), **lists, "leakage": leakage,
             "class_counts": class_counts, "imbalance": imbalance(class_counts),
-            "counts": counts, "truncated": any(s["truncated"] for s in sections)
+            "counts": counts, "truncated": cut or any(s["truncated"] for s in sections)
             or any(len(v) >= MAX_LISTED for v in lists.values())}
 
 

@@ -57,13 +57,20 @@ def data_health(summary: dict) -> str:
     examples = [_group_item(g, "label conflict") for g in health.get("label_conflicts", [])]
     examples += [_group_item(g, f"{g.get('kind', '')} duplicate")
                  for g in health.get("duplicates", [])]
-    examples += [f"<li>leaked ({esc(p.get('kind', ''))}): eval {esc(p.get('eval'))} = train "
-                 f"{esc(', '.join(p.get('train', [])))}</li>"
-                 for p in health["leakage"].get("pairs", [])]
+    examples += [_leak_item(p) for p in health["leakage"].get("pairs", [])]
     body = _table(["found", "count"], rows) + (f'<ul class="paths">{"".join(examples)}</ul>'
                                                  if examples else "")
     return _section("data-health", "Data health",
                     [verdicts.data_health(summary), verdicts.leakage(summary)], body)
+
+
+def _leak_item(pair: dict) -> str:
+    """A leaked eval image and its train copies (the report names a few; "copies" counts
+    them all)."""
+    train = pair.get("train", [])
+    more = pair.get("copies", len(train)) - len(train)
+    return (f"<li>leaked ({esc(pair.get('kind', ''))}): eval {esc(pair.get('eval'))} = train "
+            f"{esc(', '.join(train))}{f' (+{more} more)' if more > 0 else ''}</li>")
 
 
 def _group_item(group: dict, what: str) -> str:

@@ -175,8 +175,10 @@ class ArrayPaths:
 
     def __contains__(self, path: str) -> bool:
         name, _, index = path.rpartition("#")
-        return index.isdigit() and any(start <= int(index) < stop
-                                       for start, stop in self._ranges.get(name, ()))
+        # As examples are named: ASCII digits, no leading zero ("#03" names no example).
+        if not (index.isascii() and index.isdigit() and str(int(index)) == index):
+            return False
+        return any(start <= int(index) < stop for start, stop in self._ranges.get(name, ()))
 
 
 def read_chunk(chunk: ArrayChunk, root: str) -> Tuple[np.ndarray, np.ndarray, str]:

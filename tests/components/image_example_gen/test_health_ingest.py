@@ -6,6 +6,7 @@ import pytest
 from components.contract import (ASPECT_SLICE_KEY, COLOR_SLICE_KEY, DATA_HEALTH_KEY,
                                  FILENAME_KEY, GROUP_KEY, SIZE_SLICE_KEY)
 from components.data_health.groups import HealthItem
+from components.data_health import report
 from components.data_health.report import data_health
 from components.image_example_gen.health import HASHES_FILE, window_health
 from components.image_example_gen.ingest import finish_ingest
@@ -87,3 +88,7 @@ def test_window_leakage_is_the_newest_eval_against_every_span_train():
     assert health["counts"]["leaked"] == 1 and health["class_counts"] == {"a": 4}
     assert health["images"] == 5 and sections[1]["leakage"]["count"] == 0
     assert window_health(sections, per_class, [None, new], 1)["leakage"] == sections[1]["leakage"]
+    assert not health["truncated"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report, "MAX_COPIES_LISTED", 0)  # the window's listed pair is cut
+        assert window_health(sections, per_class, [old, new], newest=1)["truncated"]

@@ -56,6 +56,15 @@ def test_an_older_run_without_plan_health_or_audit_still_renders():
     assert "not run (not blessed)" in page and "<img" not in page
 
 
+def test_a_leaked_image_with_many_train_copies_says_how_many_more():
+    summary = full_summary()
+    pair = summary["data_health"]["leakage"]["pairs"][0]
+    pair.update(train=["blank/1.png", "blank/2.png"], copies=300)
+    assert "= train blank/1.png, blank/2.png (+298 more)</li>" in index_html(summary)
+    del pair["copies"]  # an older report: no count, nothing more to say
+    assert "= train blank/1.png, blank/2.png</li>" in index_html(summary)
+
+
 def test_names_from_the_data_are_escaped():
     summary = full_summary()
     summary["suspects"]["top"][0]["given"] = "<script>x</script>"

@@ -49,6 +49,7 @@ def test_groups_rows_are_checked_against_array_examples(tmp_path):
         return list_dataset(str(path), PipelineConfig(groups=str(groups)).ingest_options())
     assert listed("d.npz:x_train#0,a\nd.npz:x_train#3,b\n").groups == {
         "d.npz:x_train#0": "a", "d.npz:x_train#3": "b"}
-    for row in ("d.npz:x_train#4,a", "d.npz:x_test#0,a", "d.npz:x_train,a", "x_train#1,a"):
+    for row in ("d.npz:x_train#4,a", "d.npz:x_test#0,a", "d.npz:x_train,a", "x_train#1,a",
+                "d.npz:x_train#03,a", "d.npz:x_train#²,a"):
         with pytest.raises(DatasetError, match=f"groups.csv, line 1: {row[:-2]} is not an"):
             listed(row + "\n")
