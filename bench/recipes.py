@@ -184,8 +184,10 @@ def main(argv=None) -> dict:
                "gain", "at_sides"]
     for recipe in recipes:
         side = 160 if recipe == "side_160" else SIDE
-        test = {s: (lambda x, _, t: x[~t])(*_decoded(args.data, s, decoded))
-                for s in args.test_sides}
+        test = {}
+        for test_side in args.test_sides:
+            images, _, train = _decoded(args.data, test_side, decoded)
+            test[test_side] = images[~train]
         rows.append(run_recipe(recipe, *_decoded(args.data, side, decoded), args.budget_s,
                                args.seed, args.batch_size, args.epochs, test))
         rows[-1]["gain"] = rows[-1]["final_acc"] - rows[0]["final_acc"]

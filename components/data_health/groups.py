@@ -56,9 +56,6 @@ class NearLists:
     def __getitem__(self, item: int) -> List[int]:
         return [self._hashed[p] for p in self._copies[self._position[item]]]
 
-    def get(self, item: int, default=()):
-        return self[item] if item in self._position else default
-
 
 def near_lists(items: List[HealthItem]) -> NearLists:
     """Every image with a perceptual hash, and the others within NEAR_THRESHOLD bits of it.

@@ -45,10 +45,10 @@ def dropped_paths(groups: List[Group], conflicts: List[Group], pairs: List[dict]
 def listed_pairs(pairs: List[dict]) -> Tuple[List[dict], bool]:
     """The leakage pairs the report lists, each naming at most MAX_COPIES_LISTED train
     copies and counting them all ("copies"); whether anything was cut."""
+    capped, cut = _cap(pairs)
     listed = [{**pair, "train": pair["train"][:MAX_COPIES_LISTED], "copies": len(pair["train"])}
-              for pair in pairs[:MAX_LISTED]]
-    return listed, len(pairs) > MAX_LISTED or any(
-        pair["copies"] > MAX_COPIES_LISTED for pair in listed)
+              for pair in capped]
+    return listed, cut or any(pair["copies"] > MAX_COPIES_LISTED for pair in listed)
 
 
 @contextlib.contextmanager

@@ -83,6 +83,14 @@ def declare(hp, params: TrainerParams, side: int) -> None:
         makers[name]()
 
 
+def largest(params: TrainerParams, side: int) -> Dict:
+    """The values of the largest model a search over `params.model` may build (widest,
+    deepest; sides are never above the planned one); {} when it searches no shape."""
+    names = searched(params, side)
+    return {**({"width": max(WIDTHS)} if "width" in names else {}),
+            **({"depth": MAX_EXTRA_DEPTH} if "depth" in names else {})}
+
+
 def augments(params: TrainerParams) -> bool:
     """Whether the plan augments with something a strength can scale."""
     return params.augment_scale > 0 or params.augment_color > 0 or params.augment_crop > 0

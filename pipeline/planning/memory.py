@@ -85,9 +85,7 @@ def _widest(plan: Plan):
     params = plan.trainer_params()
     if not plan.config.tune:
         return params, False
-    names = space.searched(params, plan.config.image_size)
-    values = {"width": max(space.WIDTHS)} if "width" in names else {}
-    values.update({"depth": space.MAX_EXTRA_DEPTH} if "depth" in names else {})
+    values = space.largest(params, plan.config.image_size)
     return (space.apply(params, values), True) if values else (params, False)
 
 

@@ -37,6 +37,16 @@ def test_backbones_search_both_phases_and_how_much_opens():
     assert set(_space(scratch)) == {"learning_rate"}
 
 
+def test_the_largest_model_is_the_widest_and_deepest_the_space_declares():
+    hp = kt.HyperParameters()
+    space.declare(hp, PARAMS, 128)
+    declared = {p.name: p for p in hp.space}
+    assert space.largest(PARAMS, 128) == {"width": max(declared["width"].values),
+                                           "depth": declared["depth"].max_value}
+    backbone = dataclasses.replace(PARAMS, model="mobilenet_v2", weights="imagenet")
+    assert space.largest(backbone, 128) == {}
+
+
 def test_the_learning_rate_is_searched_around_the_planned_one():
     lr = _space(PARAMS)["learning_rate"]
     assert lr.min_value == pytest.approx(1e-3 / space.LR_SPAN)
