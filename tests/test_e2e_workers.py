@@ -14,16 +14,25 @@ import pytest
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
 
 
-def _imagepipe(*args, env=None, timeout=900) -> subprocess.CompletedProcess:
+# Set in each run's environment, which its processes inherit: _executors() finds this
+# test's processes only, not those of a test running beside it (pytest -n).
+MARK = "IMAGEPIPE_TEST_RUN"
+
+
+def _env(tmp_path, extra=None) -> dict:
+    return {**os.environ, MARK: str(tmp_path), **(extra or {})}
+
+
+def _imagepipe(tmp_path, *args, env=None, timeout=900) -> subprocess.CompletedProcess:
     return subprocess.run([SCRIPT, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+                          timeout=timeout, env=_env(tmp_path, env))
 
 
 @pytest.mark.slow
 def test_two_workers_train_a_blessed_model_that_only_the_chief_exports(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    result = _imagepipe("run", "--workers", 2, "--output", tmp_path / "out",
+    result = _imagepipe(tmp_path, "run", "--workers", 2, "--output", tmp_path / "out",
                         env={"TMPDIR": str(scratch)})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "workers: 2 local processes, MultiWorkerMirroredStrategy" in result.stdout
@@ -43,7 +52,8 @@ def test_two_workers_train_a_blessed_model_that_only_the_chief_exports(tmp_path)
 
 @pytest.mark.slow
 def test_two_workers_and_a_parameter_server_train_under_the_chiefs_coordination(tmp_path):
-    result = _imagepipe("run", "--workers", 2, "--ps", 1, "--output", tmp_path / "out")
+    result = _imagepipe(tmp_path, "run", "--workers", 2, "--ps", 1,
+                        "--output", tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert ("ParameterServerStrategy: a coordinator, 2 worker(s) and 1 parameter server(s)"
             in result.stdout)
@@ -54,7 +64,7 @@ def test_two_workers_and_a_parameter_server_train_under_the_chiefs_coordination(
     assert summary["plan"]["values"]["steps_per_execution"] == 8
     assert summary["eval"]["blessed"] and summary["eval"]["accuracy"] >= 0.9
     _assert_only_the_chief_exported_and_pushed(tmp_path / "out")
-    assert not _executors()  # the servers, which never end by themselves, were stopped
+    assert not _executors(tmp_path)  # the servers, which never end by themselves, were stopped
 
 
 def _assert_only_the_chief_exported_and_pushed(out) -> None:
@@ -63,8 +73,10 @@ def _assert_only_the_chief_exported_and_pushed(out) -> None:
     assert len(list((out / "tfx" / "Trainer" / "model").iterdir())) == 1
 
 
-def _executors() -> dict:
-    """{pid: environ} of the live processes of TFX's run_executor (the local cluster's tasks)."""
+def _executors(tmp_path) -> dict:
+    """{pid: environ} of the live processes of TFX's run_executor (the local cluster's tasks)
+    that the test with `tmp_path` started."""
+    mark = f"{MARK}={tmp_path}\0".encode()
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -72,7 +84,9 @@ def _executors() -> dict:
                 if b"tfx.scripts.run_executor" not in f.read():
                     continue
             with open(f"/proc/{pid}/environ", "rb") as f:
-                found[int(pid)] = f.read()
+                environ = f.read()
+            if mark in environ:
+                found[int(pid)] = environ
         except OSError:
             continue
     return found
@@ -88,7 +102,8 @@ def _executors() -> dict:
      "task index 3 is not among"),
 ])
 def test_a_bad_tf_config_exits_2_before_anything_runs(tmp_path, tf_config, words):
-    result = _imagepipe("run", "--output", tmp_path / "out", env={"TF_CONFIG": tf_config})
+    result = _imagepipe(tmp_path, "run", "--output", tmp_path / "out",
+                        env={"TF_CONFIG": tf_config})
     assert result.returncode == 2 and words in result.stderr, result.stderr[-2000:]
     assert "Traceback" not in result.stderr and not (tmp_path / "out" / "tfx").exists()
 
@@ -97,14 +112,14 @@ def test_a_bad_tf_config_exits_2_before_anything_runs(tmp_path, tf_config, words
 def test_workers_and_a_tf_config_together_are_refused(tmp_path):
     config = json.dumps({"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]},
                          "task": {"type": "worker", "index": 0}})
-    result = _imagepipe("run", "--workers", 2, "--output", tmp_path / "out",
+    result = _imagepipe(tmp_path, "run", "--workers", 2, "--output", tmp_path / "out",
                         env={"TF_CONFIG": config})
     assert result.returncode == 2 and "--workers" in result.stderr, result.stderr[-2000:]
 
 
-def _worker_pid(index: int) -> int:
+def _worker_pid(tmp_path, index: int) -> int:
     """The process of local worker `index`: TFX's run_executor with that TF_CONFIG task."""
-    for pid, environ in _executors().items():
+    for pid, environ in _executors(tmp_path).items():
         if f'"task": {{"type": "worker", "index": {index}}}'.encode() in environ:
             return pid
     raise AssertionError(f"no worker {index} running")
@@ -114,16 +129,17 @@ def _worker_pid(index: int) -> int:
 def test_a_worker_killed_at_epoch_2_fails_the_run_and_the_rerun_resumes(tmp_path):
     args = [SCRIPT, "run", "--workers", "2", "--output", str(tmp_path / "out"),
             "--epochs", "6", "--early-stopping-patience", "0", "--accuracy-threshold", "0"]
-    run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=_env(tmp_path))
     lines = []
     for line in run.stdout:
         lines.append(line)
         if line.strip().startswith("epoch 2/"):
-            os.kill(_worker_pid(1), 9)
+            os.kill(_worker_pid(tmp_path, 1), 9)
             break
     rest, errors = run.communicate(timeout=600)
     assert run.returncode == 1 and "training worker 1 (of 2 tasks) failed" in errors, errors[-2000:]
-    rerun = _imagepipe(*args[1:])
+    rerun = _imagepipe(tmp_path, *args[1:])
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
     epochs = [int(line.split()[1].split("/")[0]) for line in rerun.stdout.splitlines()
               if line.strip().startswith("epoch ")]
