@@ -58,12 +58,13 @@ def _saliency(classifier: Classifier, examples: EvalExamples, predicted: np.ndar
     return {"method": method, "layer": layer, "images": rows}
 
 
-def _robustness(classifier: Classifier, examples: EvalExamples) -> dict:
+def _robustness(classifier: Classifier, examples: EvalExamples,
+                probabilities: np.ndarray) -> dict:
     """On up to examples_for(size) images spread evenly over the audited ones."""
     count = min(examples_for(classifier.size), len(examples.labels))
     chosen = np.unique(np.linspace(0, len(examples.labels) - 1, count).astype(int))
     pixels = decode(classifier, [examples.encoded[i] for i in chosen])
-    return robustness(classifier, pixels, examples.labels[chosen])
+    return robustness(classifier, pixels, examples.labels[chosen], clean=probabilities[chosen])
 
 
 def _leaked(examples_uri: str) -> Optional[set]:
@@ -93,7 +94,7 @@ def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
                                 _leaked(examples_uri)),
              "suspects": _suspects(classifier, examples, probabilities, names, pictures),
              "saliency": _saliency(classifier, examples, predicted, names, pictures),
-             "robustness": _robustness(classifier, examples),
+             "robustness": _robustness(classifier, examples, probabilities),
              "slices": slice_gap(overall, by_feature)}
     audit["gates"], audit["blocked"] = apply_gates(settings, audit)
     audit["seconds"] = round(time.perf_counter() - started, 3)

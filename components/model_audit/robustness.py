@@ -4,7 +4,7 @@ FGSM (Goodfellow, Shlens & Szegedy, ICLR 2015): each image moved by epsilon,
 in the direction of the sign of the cross-entropy's gradient with respect to
 its pixels, through `serving_tensor` (normalization included).
 """
-from typing import Dict
+from typing import Dict, Optional
 
 import numpy as np
 
@@ -43,8 +43,12 @@ def fgsm(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
 
 
 def robustness(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
-               epsilon: float = FGSM_EPSILON) -> dict:
-    """audit.json's "robustness": accuracies clean, per corruption and severity, FGSM."""
+               epsilon: float = FGSM_EPSILON, clean: Optional[np.ndarray] = None) -> dict:
+    """audit.json's "robustness": accuracies clean, per corruption and severity, FGSM.
+
+    `clean`: the probabilities of `pixels` as they are, when the caller has them
+    (the audit predicts every eval image first), so they are not predicted again.
+    """
     cells: Dict[str, Dict[str, float]] = {}
     for name, corrupt in CORRUPTIONS.items():
         cells[name] = {str(s): accuracy(predict(classifier, corrupt(pixels, s)), labels)
@@ -52,6 +56,6 @@ def robustness(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
     values = [v for by_severity in cells.values() for v in by_severity.values()]
     attacked = predict(classifier, fgsm(classifier, pixels, labels, epsilon))
     return {"examples": int(len(labels)),
-            "clean": accuracy(predict(classifier, pixels), labels),
+            "clean": accuracy(predict(classifier, pixels) if clean is None else clean, labels),
             "corruptions": cells, "mean": float(np.mean(values)),
             "fgsm": {"epsilon": float(epsilon), "accuracy": accuracy(attacked, labels)}}

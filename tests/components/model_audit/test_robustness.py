@@ -30,3 +30,12 @@ def test_the_report_has_every_cell_and_their_mean(tiny):
 def test_larger_images_are_fewer():
     assert examples_for(28) == 256 and examples_for(112) == 256
     assert examples_for(224) == 64 and 64 < examples_for(160) < 256
+
+
+def test_given_clean_probabilities_are_used_instead_of_predicting_again(tiny):
+    classifier, _, pixels, labels = tiny
+    predicted = predict(classifier, pixels)
+    assert robustness(classifier, pixels, labels, clean=predicted)["clean"] == pytest.approx(
+        robustness(classifier, pixels, labels)["clean"])
+    wrong = np.eye(predicted.shape[1])[(labels + 1) % predicted.shape[1]]
+    assert robustness(classifier, pixels, labels, clean=wrong)["clean"] == 0.0
