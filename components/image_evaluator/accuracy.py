@@ -5,12 +5,14 @@ this module for nothing heavier.
 """
 from typing import Dict, Iterator, Optional, Sequence, Tuple
 
-_METRIC = "sparse_categorical_accuracy"  # SparseCategoricalAccuracy (pipeline/dag.py)
+ACCURACY_METRIC = "sparse_categorical_accuracy"  # SparseCategoricalAccuracy (pipeline/dag.py)
 _COUNT = "example_count"  # ExampleCount (pipeline/dag.py)
+CANDIDATE_NAMES = ("", "candidate")  # the model evaluated, alone or beside a baseline
 
 
-def _candidate_metrics(evaluation_uri: str) -> Iterator[Tuple[tuple, str, float]]:
-    """(slice, metric name, value) of the candidate: a slice is ((feature, value), ...).
+def metric_values(evaluation_uri: str) -> Iterator[Tuple[str, tuple, str, float]]:
+    """(model name, slice, metric name, value) of every metric but the diffs: a slice is
+    ((feature, value), ...).
 
     With a baseline TFMA names the models "candidate" and "baseline"; alone,
     the model's name is "". Values of a bytes feature come back as text.
@@ -20,9 +22,15 @@ def _candidate_metrics(evaluation_uri: str) -> Iterator[Tuple[tuple, str, float]
         slice_ = tuple((key.column, _slice_value(key))
                        for key in metrics.slice_key.single_slice_keys)
         for item in metrics.metric_keys_and_values:
-            key = item.key
-            if not key.is_diff and key.model_name in ("", "candidate"):
-                yield slice_, key.name, item.value.double_value.value
+            if not item.key.is_diff:
+                yield item.key.model_name, slice_, item.key.name, item.value.double_value.value
+
+
+def _candidate_metrics(evaluation_uri: str) -> Iterator[Tuple[tuple, str, float]]:
+    """(slice, metric name, value) of the candidate."""
+    for model, slice_, name, value in metric_values(evaluation_uri):
+        if model in CANDIDATE_NAMES:
+            yield slice_, name, value
 
 
 def _slice_value(key) -> str:
@@ -34,7 +42,7 @@ def _slice_value(key) -> str:
 def overall_accuracy(evaluation_uri: str) -> Optional[float]:
     """The candidate's accuracy on the overall slice, or None if TFMA wrote none."""
     return next((value for slice_, name, value in _candidate_metrics(evaluation_uri)
-                 if not slice_ and name == _METRIC), None)
+                 if not slice_ and name == ACCURACY_METRIC), None)
 
 
 def slice_accuracies(evaluation_uri: str, features: Sequence[str]
@@ -45,10 +53,10 @@ def slice_accuracies(evaluation_uri: str, features: Sequence[str]
     """
     found: Dict[tuple, dict] = {}
     for slice_, name, value in _candidate_metrics(evaluation_uri):
-        if len(slice_) == 1 and slice_[0][0] in features and name in (_METRIC, _COUNT):
+        if len(slice_) == 1 and slice_[0][0] in features and name in (ACCURACY_METRIC, _COUNT):
             found.setdefault(slice_[0], {})[name] = value
     by_feature: Dict[str, Dict[str, dict]] = {}
     for (feature, value), metrics in sorted(found.items()):
         by_feature.setdefault(feature, {})[value] = {
-            "accuracy": metrics.get(_METRIC), "examples": int(metrics.get(_COUNT, 0))}
+            "accuracy": metrics.get(ACCURACY_METRIC), "examples": int(metrics.get(_COUNT, 0))}
     return by_feature

@@ -4,25 +4,21 @@ from typing import Dict, List, Optional, Tuple
 import tensorflow_model_analysis as tfma
 
 from components.contract import LABEL_KEY
+from components.image_evaluator.accuracy import ACCURACY_METRIC, CANDIDATE_NAMES, metric_values
 from pipeline.config import PipelineConfig
-
-_ACCURACY = "sparse_categorical_accuracy"
 
 
 def accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]:
     """Overall accuracy per model name ('' or 'candidate', and 'baseline'), and the
     candidate's accuracy per label id (the label slices of the EvalConfig)."""
     overall, per_label = {}, {}
-    for metrics in tfma.load_metrics(evaluation_uri):
-        keys = metrics.slice_key.single_slice_keys
-        for item in metrics.metric_keys_and_values:
-            if item.key.name != _ACCURACY or item.key.is_diff:
-                continue
-            value = item.value.double_value.value
-            if not keys:
-                overall[item.key.model_name] = value
-            elif item.key.model_name in ("", "candidate") and keys[0].column == LABEL_KEY:
-                per_label[int(keys[0].int64_value)] = value
+    for model, slice_, name, value in metric_values(evaluation_uri):
+        if name != ACCURACY_METRIC:
+            continue
+        if not slice_:
+            overall[model] = value
+        elif model in CANDIDATE_NAMES and slice_[0][0] == LABEL_KEY:
+            per_label[int(slice_[0][1])] = value
     return overall, per_label
 
 
@@ -36,7 +32,7 @@ def confusion_matrix(evaluation_uri: str, num_classes: int) -> Optional[List[Lis
         if plots.slice_key.single_slice_keys:
             continue
         for item in plots.plot_keys_and_values:
-            if item.key.model_name not in ("", "candidate"):
+            if item.key.model_name not in CANDIDATE_NAMES:
                 continue
             matrices = item.value.multi_class_confusion_matrix_at_thresholds.matrices
             if not matrices:
