@@ -39,12 +39,17 @@ def load_folder(root: str, size: int):
     return np.stack(images), np.array(labels), np.array(train)
 
 
-def normalized(images: np.ndarray, train: np.ndarray):
-    """Scaled to [0, 1], then per-channel standardized on the train split's statistics."""
-    x = images.astype(np.float32) / 255.0
-    mean = x[train].mean(axis=(0, 1, 2))
-    std = x[train].std(axis=(0, 1, 2))
-    return (x - mean) / std
+def channel_stats(images: np.ndarray, train: np.ndarray):
+    """(mean, std) per channel of the train split's images scaled to [0, 1]."""
+    x = images[train].astype(np.float32) / 255.0
+    return x.mean(axis=(0, 1, 2)), x.std(axis=(0, 1, 2))
+
+
+def normalized(images: np.ndarray, train: np.ndarray, stats=None):
+    """Scaled to [0, 1], then per-channel standardized on the train split's statistics
+    (or `stats`, another set's)."""
+    mean, std = stats or channel_stats(images, train)
+    return (images.astype(np.float32) / 255.0 - mean) / std
 
 
 def candidates():

@@ -23,7 +23,9 @@ then the whole fit's, each epoch's validation and the first step's tracing
 included, so it reads lower than a budget run's timed steps). --test-sides
 scores each trained model again on the eval images decoded at other sides (the
 same weights in a model built for that side: the network is convolutional up to
-its global pooling), each alone and averaged with its mirror image.
+its global pooling), each alone and averaged with its mirror image; --test-crops
+on central crops at the trained side (each photo decoded larger, then cropped:
+objects look as large as random resized crops made them in training).
 XLA is left out: bench/levers measured it 25x slower on this CPU.
 A short timed fit first measures each recipe's seconds per step, which sets its
 epochs so that its training fits --budget-s; the schedule then spans exactly
@@ -38,7 +40,7 @@ from typing import Optional
 import numpy as np
 
 from bench.common import machine_info, print_table, write_results
-from bench.photo_models import load_folder, normalized
+from bench.photo_models import channel_stats, load_folder, normalized
 
 RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "progressive", "no_smoothing",
            "side_160", "sgd")
@@ -106,17 +108,33 @@ def _seconds_per_step(recipe: str, x, onehot, side: int, seed: int, batch: int) 
 
 
 def _at_sides(model, classes: int, test: dict, labels) -> dict:
-    """{side: [accuracy, accuracy averaged with the mirror image]} on `test` ({side:
-    eval images}), the trained weights in a model built for each side."""
+    """{name: [accuracy, accuracy averaged with the mirror image]} on `test` ({name: eval
+    images}), the trained weights in a model built for each set's side."""
     from modules.photo_model import build_photo
     found = {}
-    for side, images in test.items():
-        resized = build_photo((side, side, 3), classes)
+    for name, images in test.items():
+        resized = build_photo(images.shape[1:], classes)
         resized.set_weights(model.get_weights())
         plain = resized.predict(images, batch_size=128, verbose=0)
         mirrored = resized.predict(images[:, :, ::-1], batch_size=128, verbose=0)
-        found[side] = [round(float(np.mean(p.argmax(1) == labels)), 4)
+        found[name] = [round(float(np.mean(p.argmax(1) == labels)), 4)
                        for p in (plain, plain + mirrored)]
+    return found
+
+
+def center_crops(data: str, side: int, fractions) -> dict:
+    """{"crop F": eval images}: each photo decoded at side / F and its central side x side
+    kept (what a model sees of it at test time after resize-then-crop), normalized with the
+    train statistics at `side`, the model's own."""
+    images, _, train = load_folder(data, side)
+    stats = channel_stats(images, train)
+    found = {}
+    for fraction in fractions:
+        larger = round(side / fraction)
+        images, _, train = load_folder(data, larger)
+        start = (larger - side) // 2
+        crops = images[~train][:, start:start + side, start:start + side]
+        found[f"crop {fraction:g}"] = normalized(crops, None, stats)
     return found
 
 
@@ -173,6 +191,9 @@ def main(argv=None) -> dict:
                         help="train every recipe this many epochs instead (0: the budget)")
     parser.add_argument("--test-sides", type=int, nargs="*", default=[],
                         help="also score each model on the eval images at these sides")
+    parser.add_argument("--test-crops", type=float, nargs="*", default=[],
+                        help="also score each model on central crops of the eval images: "
+                             "this share of each side, decoded larger to keep 128 px")
     parser.add_argument("--only", nargs="*", choices=RECIPES, help="recipes (default: all)")
     parser.add_argument("--batch-size", type=int, default=BATCH)
     parser.add_argument("--seed", type=int, default=0)
@@ -180,11 +201,12 @@ def main(argv=None) -> dict:
     import tensorflow as tf  # noqa: F401  (before tf_keras, with TF_USE_LEGACY_KERAS)
     recipes = ["float32", *(r for r in (args.only or RECIPES) if r != "float32")]
     decoded, rows = {}, []
+    crops = center_crops(args.data, SIDE, args.test_crops) if args.test_crops else {}
     columns = ["recipe", "side", "steps_per_s", "epochs", "train_s", "final_acc", "best_acc",
                "gain", "at_sides"]
     for recipe in recipes:
         side = 160 if recipe == "side_160" else SIDE
-        test = {}
+        test = dict(crops)
         for test_side in args.test_sides:
             images, _, train = _decoded(args.data, test_side, decoded)
             test[test_side] = images[~train]

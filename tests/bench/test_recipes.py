@@ -28,8 +28,29 @@ def test_fixed_epochs_and_scores_at_other_sides():
     y, train = np.arange(40) % 2, np.arange(40) < 32
     larger = rng.normal(size=(8, 48, 48, 3)).astype(np.float32)
     row = run_recipe("sgd", x, y, train, budget_s=0.01, seed=0, batch=8, epochs=3,
-                     test={32: x[~train], 48: larger})
+                     test={32: x[~train], 48: larger, "crop": x[~train][:, 4:28, 4:28]})
     assert row["epochs"] == 3 and len(row["val_accuracy"]) == 3
     assert row["at_sides"][32][0] == round(row["final_acc"], 4)  # the same weights
-    assert set(row["at_sides"]) == {32, 48}
+    assert set(row["at_sides"]) == {32, 48, "crop"}
     assert all(0 <= a <= 1 for pair in row["at_sides"].values() for a in pair)
+
+
+def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
+    from PIL import Image
+    from bench.photo_models import load_folder, normalized
+    from bench.recipes import center_crops
+    rng = np.random.default_rng(2)
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        for i in range(12):
+            pixels = rng.integers(0, 256, size=(40, 60, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / label / f"{i}.png")
+    crops = center_crops(str(tmp_path), 16, [0.5, 1.0])
+    plain = crops["crop 1"]
+    assert set(crops) == {"crop 0.5", "crop 1"} and crops["crop 0.5"].shape[1:] == (16, 16, 3)
+    assert 0 < len(plain) < 24 and plain.shape == crops["crop 0.5"].shape  # the eval split
+    # At a fraction of 1 the crop is the whole photo at the trained side, normalized as
+    # training normalizes its images.
+    images, _, train = load_folder(str(tmp_path), 16)
+    np.testing.assert_allclose(plain, normalized(images, train)[~train], atol=1e-6)
+    assert not np.allclose(plain, crops["crop 0.5"])
