@@ -48,7 +48,7 @@ def channel_stats(images: np.ndarray, train: np.ndarray):
 def normalized(images: np.ndarray, train: np.ndarray, stats=None):
     """Scaled to [0, 1], then per-channel standardized on the train split's statistics
     (or `stats`, another set's)."""
-    mean, std = stats or channel_stats(images, train)
+    mean, std = channel_stats(images, train) if stats is None else stats
     return (images.astype(np.float32) / 255.0 - mean) / std
 
 

@@ -182,6 +182,13 @@ def _decoded(data: str, side: int, cache: dict):
     return cache[side]
 
 
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a share of the side in (0, 1]")
+    return value
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="a class-per-folder photo tree")
@@ -191,9 +198,10 @@ def main(argv=None) -> dict:
                         help="train every recipe this many epochs instead (0: the budget)")
     parser.add_argument("--test-sides", type=int, nargs="*", default=[],
                         help="also score each model on the eval images at these sides")
-    parser.add_argument("--test-crops", type=float, nargs="*", default=[],
-                        help="also score each model on central crops of the eval images: "
-                             "this share of each side, decoded larger to keep 128 px")
+    parser.add_argument("--test-crops", type=_fraction, nargs="*", default=[],
+                        help="also score each model trained at the planned side on central "
+                             "crops of the eval images: this share of each side, decoded "
+                             "larger to keep that side")
     parser.add_argument("--only", nargs="*", choices=RECIPES, help="recipes (default: all)")
     parser.add_argument("--batch-size", type=int, default=BATCH)
     parser.add_argument("--seed", type=int, default=0)
@@ -206,7 +214,7 @@ def main(argv=None) -> dict:
                "gain", "at_sides"]
     for recipe in recipes:
         side = 160 if recipe == "side_160" else SIDE
-        test = dict(crops)
+        test = dict(crops) if side == SIDE else {}  # crops at the planned side only
         for test_side in args.test_sides:
             images, _, train = _decoded(args.data, test_side, decoded)
             test[test_side] = images[~train]

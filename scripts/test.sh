@@ -3,7 +3,8 @@
 #
 #   bash scripts/test.sh                  # everything (run time: docs/testing.md)
 #   bash scripts/test.sh -m "not slow"    # skip the end-to-end runs; any pytest args
-#   IMAGEPIPE_TEST_WORKERS=0 bash scripts/test.sh   # in one process (default: 2 workers)
+#   IMAGEPIPE_TEST_WORKERS=0 bash scripts/test.sh   # in one process (default: 2 workers);
+#                                                   # --pdb and live -s output need it
 #
 # Two pytest-xdist workers, each taking whole files (--dist loadfile, so a
 # file's shared runs happen once): the end-to-end tests spend much of their

@@ -11,7 +11,9 @@ import numpy as np
 from components.model_audit.classifier import BATCH, Classifier, predict, score_gradients
 from components.model_audit.corruptions import CORRUPTIONS, SEVERITIES
 
-EXAMPLES = 256  # eval images corrupted: 17 passes over them (15 cells, clean, FGSM)
+# Eval images corrupted: every cell and FGSM is a pass over them (the clean pass is the
+# audit's own prediction of every eval image).
+EXAMPLES = 256
 # Larger images cost more a pass: above FULL_SIZE px, fewer images, in proportion to
 # the pixels, but never fewer than MIN_EXAMPLES (224 px: 64 images).
 FULL_SIZE = 112
@@ -43,12 +45,14 @@ def fgsm(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
 
 
 def robustness(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
-               epsilon: float = FGSM_EPSILON, clean: Optional[np.ndarray] = None) -> dict:
+               epsilon: float = FGSM_EPSILON, *, clean: Optional[np.ndarray] = None) -> dict:
     """audit.json's "robustness": accuracies clean, per corruption and severity, FGSM.
 
     `clean`: the probabilities of `pixels` as they are, when the caller has them
     (the audit predicts every eval image first), so they are not predicted again.
     """
+    if clean is not None and len(clean) != len(labels):
+        raise ValueError(f"{len(clean)} clean predictions for {len(labels)} images")
     cells: Dict[str, Dict[str, float]] = {}
     for name, corrupt in CORRUPTIONS.items():
         cells[name] = {str(s): accuracy(predict(classifier, corrupt(pixels, s)), labels)

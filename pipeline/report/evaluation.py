@@ -17,7 +17,7 @@ def accuracies(evaluation_uri: str) -> Tuple[Dict[str, float], Dict[int, float]]
             continue
         if not slice_:
             overall[model] = value
-        elif model in CANDIDATE_NAMES and slice_[0][0] == LABEL_KEY:
+        elif model in CANDIDATE_NAMES and len(slice_) == 1 and slice_[0][0] == LABEL_KEY:
             per_label[int(slice_[0][1])] = value
     return overall, per_label
 

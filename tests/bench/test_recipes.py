@@ -54,3 +54,11 @@ def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
     images, _, train = load_folder(str(tmp_path), 16)
     np.testing.assert_allclose(plain, normalized(images, train)[~train], atol=1e-6)
     assert not np.allclose(plain, crops["crop 0.5"])
+
+
+@pytest.mark.parametrize("fraction", ["0", "1.2", "-0.5"])
+def test_a_crop_outside_the_image_is_refused_naming_the_flag(fraction, capsys):
+    from bench.recipes import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["--data", "unused", "--test-crops", fraction])
+    assert exit_.value.code == 2 and "--test-crops" in capsys.readouterr().err
