@@ -9,7 +9,6 @@
 # Two pytest-xdist workers, each taking whole files (--dist loadfile, so a
 # file's shared runs happen once): the end-to-end tests spend much of their
 # time starting processes and waiting on I/O, which the other worker overlaps.
-# Files go out in tests/conftest.py's order, the long end-to-end ones first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -22,5 +21,4 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
     || echo "test: warning: apt-get could not install chromium; the browser test will skip"
 fi
-exec .venv/bin/python -m pytest -n "${IMAGEPIPE_TEST_WORKERS:-2}" --dist loadfile \
-  --no-loadscope-reorder "$@"
+exec .venv/bin/python -m pytest -n "${IMAGEPIPE_TEST_WORKERS:-2}" --dist loadfile "$@"

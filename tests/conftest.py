@@ -5,7 +5,6 @@ import os
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import collections  # noqa: E402
 import pathlib  # noqa: E402
 import sys  # noqa: E402
 
@@ -31,19 +30,10 @@ TIERS = ("unit", "integration", "slow")
 
 
 def pytest_collection_modifyitems(items):
-    """A test marked neither `integration` nor `slow` is a `unit` test (pytest.ini).
-
-    Files run in order of their `slow` tests, most first, each file's own order kept:
-    pytest-xdist hands whole files to its workers in this order (scripts/test.sh turns
-    off its own reordering, which puts the files with most tests first), so the long
-    end-to-end files start early and the quick files fill in at the end, rather than
-    one worker running a long file alone while the other has finished.
-    """
+    """A test marked neither `integration` nor `slow` is a `unit` test (pytest.ini)."""
     for item in items:
         if not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.unit)
-    slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
-    items.sort(key=lambda item: -slow[item.path])  # stable: a file's tests stay together
 
 
 @pytest.fixture(autouse=True, scope="session")
