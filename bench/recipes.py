@@ -122,12 +122,10 @@ def _at_sides(model, classes: int, test: dict, labels) -> dict:
     return found
 
 
-def center_crops(data: str, side: int, fractions) -> dict:
+def center_crops(data: str, side: int, fractions, stats) -> dict:
     """{"crop F": eval images}: each photo decoded at side / F and its central side x side
-    kept (what a model sees of it at test time after resize-then-crop), normalized with the
-    train statistics at `side`, the model's own."""
-    images, _, train = load_folder(data, side)
-    stats = channel_stats(images, train)
+    kept (what a model sees of it at test time after resize-then-crop), normalized with
+    `stats`, the channel statistics of the train images at `side` (the model's own)."""
     found = {}
     for fraction in fractions:
         larger = round(side / fraction)
@@ -175,10 +173,12 @@ def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
 
 
 def _decoded(data: str, side: int, cache: dict):
-    """(normalized images, labels, train mask) at `side`, decoded once per side."""
+    """(normalized images, labels, train mask, their channel statistics) at `side`,
+    decoded once per side."""
     if side not in cache:
         images, labels, train = load_folder(data, side)
-        cache[side] = (normalized(images, train), labels, train)
+        stats = channel_stats(images, train)
+        cache[side] = (normalized(images, train, stats), labels, train, stats)
     return cache[side]
 
 
@@ -209,16 +209,17 @@ def main(argv=None) -> dict:
     import tensorflow as tf  # noqa: F401  (before tf_keras, with TF_USE_LEGACY_KERAS)
     recipes = ["float32", *(r for r in (args.only or RECIPES) if r != "float32")]
     decoded, rows = {}, []
-    crops = center_crops(args.data, SIDE, args.test_crops) if args.test_crops else {}
+    crops = (center_crops(args.data, SIDE, args.test_crops, _decoded(args.data, SIDE, decoded)[3])
+             if args.test_crops else {})
     columns = ["recipe", "side", "steps_per_s", "epochs", "train_s", "final_acc", "best_acc",
                "gain", "at_sides"]
     for recipe in recipes:
         side = 160 if recipe == "side_160" else SIDE
         test = dict(crops) if side == SIDE else {}  # crops at the planned side only
         for test_side in args.test_sides:
-            images, _, train = _decoded(args.data, test_side, decoded)
+            images, _, train, _ = _decoded(args.data, test_side, decoded)
             test[test_side] = images[~train]
-        rows.append(run_recipe(recipe, *_decoded(args.data, side, decoded), args.budget_s,
+        rows.append(run_recipe(recipe, *_decoded(args.data, side, decoded)[:3], args.budget_s,
                                args.seed, args.batch_size, args.epochs, test))
         rows[-1]["gain"] = rows[-1]["final_acc"] - rows[0]["final_acc"]
         print_table(rows[-1:], columns)

@@ -37,7 +37,7 @@ def test_fixed_epochs_and_scores_at_other_sides():
 
 def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
     from PIL import Image
-    from bench.photo_models import load_folder, normalized
+    from bench.photo_models import channel_stats, load_folder, normalized
     from bench.recipes import center_crops
     rng = np.random.default_rng(2)
     for label in ("a", "b"):
@@ -45,13 +45,13 @@ def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
         for i in range(12):
             pixels = rng.integers(0, 256, size=(40, 60, 3), dtype=np.uint8)
             Image.fromarray(pixels).save(tmp_path / label / f"{i}.png")
-    crops = center_crops(str(tmp_path), 16, [0.5, 1.0])
+    images, _, train = load_folder(str(tmp_path), 16)
+    crops = center_crops(str(tmp_path), 16, [0.5, 1.0], channel_stats(images, train))
     plain = crops["crop 1"]
     assert set(crops) == {"crop 0.5", "crop 1"} and crops["crop 0.5"].shape[1:] == (16, 16, 3)
     assert 0 < len(plain) < 24 and plain.shape == crops["crop 0.5"].shape  # the eval split
     # At a fraction of 1 the crop is the whole photo at the trained side, normalized as
     # training normalizes its images.
-    images, _, train = load_folder(str(tmp_path), 16)
     np.testing.assert_allclose(plain, normalized(images, train)[~train], atol=1e-6)
     assert not np.allclose(plain, crops["crop 0.5"])
 

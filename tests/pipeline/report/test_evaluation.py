@@ -1,8 +1,7 @@
 """pipeline.report.evaluation.accuracies: which of TFMA's metrics the report shows."""
 from components.contract import LABEL_KEY
+from components.image_evaluator.accuracy import ACCURACY_METRIC as ACCURACY
 from pipeline.report import evaluation
-
-ACCURACY = "sparse_categorical_accuracy"
 
 
 def test_overall_per_model_and_per_label_of_the_candidate_only(monkeypatch):
