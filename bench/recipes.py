@@ -12,12 +12,16 @@ Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing:
   ema              the evaluated weights are an exponential moving average
                    of the trained ones (momentum 0.99, Adam's use_ema);
   mixup            each training image blended with another (Beta(0.2, 0.2));
+  cutmix           a box of each training image replaced by another's, the labels
+                   mixed by the box's area (a uniform share, CutMix's Beta(1, 1));
   progressive      the first half of the epochs at 3/4 of the side, then the
                    full side (small images first);
   no_smoothing     label smoothing 0;
   side_160         160 px instead of 128;
   sgd              SGD with Nesterov momentum 0.9 at 0.05, decoupled weight
-                   decay 0.002 (not on batch norm or biases), instead of Adam.
+                   decay 0.002 (not on batch norm or biases), instead of Adam;
+  squeeze_excite   the photo model with MobileNetV3's channel gates in its expanded
+                   blocks.
 --epochs N trains every recipe N epochs instead of fitting a budget (steps/s is
 then the whole fit's, each epoch's validation and the first step's tracing
 included, so it reads lower than a budget run's timed steps). --test-sides
@@ -42,8 +46,8 @@ import numpy as np
 from bench.common import machine_info, print_table, write_results
 from bench.photo_models import channel_stats, load_folder, normalized
 
-RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "progressive", "no_smoothing",
-           "side_160", "sgd")
+RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "cutmix", "progressive",
+           "no_smoothing", "side_160", "sgd", "squeeze_excite")
 SIDE, BATCH, LR, SMOOTHING = 128, 64, 2e-3, 0.1
 SGD_LR, SGD_MOMENTUM, SGD_WEIGHT_DECAY = 0.05, 0.9, 0.002
 EMA_MOMENTUM, MIXUP_ALPHA, PROGRESSIVE_SHARE = 0.99, 0.2, 0.5
@@ -60,6 +64,23 @@ def _mixup(images, labels, seed):
             labels * lam[:, None] + labels[::-1] * (1 - lam[:, None]))
 
 
+def _cutmix(images, labels, seed):
+    """Per-example boxes of a reversed copy of the batch pasted in, CutMix-style: a
+    uniform share of the area, a uniform centre, the labels mixed by the area kept."""
+    import tensorflow as tf
+    shape, side = [tf.shape(images)[0]], images.shape[1]
+    cut = tf.sqrt(tf.random.stateless_uniform(shape, seed)) * side  # box side
+    centre = tf.random.stateless_uniform(shape + [2], seed + 1) * side
+    low, high = centre - cut[:, None] / 2, centre + cut[:, None] / 2
+    grid = tf.range(side, dtype=tf.float32) + 0.5
+    rows = (grid[None] >= low[:, :1]) & (grid[None] < high[:, :1])
+    cols = (grid[None] >= low[:, 1:]) & (grid[None] < high[:, 1:])
+    box = tf.cast(rows[:, :, None] & cols[:, None, :], images.dtype)[..., None]
+    kept = 1.0 - tf.reduce_mean(box, axis=[1, 2, 3])
+    return (images * (1 - box) + images[::-1] * box,
+            labels * kept[:, None] + labels[::-1] * (1 - kept[:, None]))
+
+
 def _batches(x, onehot, recipe: str, side: int, seed: int, batch: int):
     import tensorflow as tf
     from modules.augment import Augmentation, augment_batches
@@ -68,9 +89,10 @@ def _batches(x, onehot, recipe: str, side: int, seed: int, batch: int):
     if side != x.shape[1]:
         data = data.map(lambda i, y: (tf.image.resize(i, [side, side], antialias=True), y))
     data = augment_batches(data, Augmentation(crop=0, flip=True, color=0.2, scale=0.25), seed)
-    if recipe == "mixup":
+    if recipe in ("mixup", "cutmix"):
+        mix = _mixup if recipe == "mixup" else _cutmix
         data = data.enumerate().map(
-            lambda step, b: _mixup(b[0], b[1], tf.stack([np.int64(seed), step])))
+            lambda step, b: mix(b[0], b[1], tf.stack([np.int64(seed), step])))
     return data.prefetch(2)
 
 
@@ -80,7 +102,7 @@ def _model(recipe: str, classes: int, learning_rate, side: int):
     keras.mixed_precision.set_global_policy(
         "mixed_bfloat16" if recipe == "mixed_bfloat16" else "float32")
     side = None if recipe == "progressive" else side  # one model for both sides
-    model = build_photo((side, side, 3), classes)
+    model = build_photo((side, side, 3), classes, excite=recipe == "squeeze_excite")
     ema = {"use_ema": True, "ema_momentum": EMA_MOMENTUM} if recipe == "ema" else {}
     smoothing = 0.0 if recipe == "no_smoothing" else SMOOTHING
     optimizer = keras.optimizers.Adam(learning_rate, **ema)
@@ -107,13 +129,13 @@ def _seconds_per_step(recipe: str, x, onehot, side: int, seed: int, batch: int) 
     return float(np.median(np.diff(ends[5:])))
 
 
-def _at_sides(model, classes: int, test: dict, labels) -> dict:
+def _at_sides(model, classes: int, test: dict, labels, excite: bool = False) -> dict:
     """{name: [accuracy, accuracy averaged with the mirror image]} on `test` ({name: eval
     images}), the trained weights in a model built for each set's side."""
     from modules.photo_model import build_photo
     found = {}
     for name, images in test.items():
-        resized = build_photo(images.shape[1:], classes)
+        resized = build_photo(images.shape[1:], classes, excite=excite)
         resized.set_weights(model.get_weights())
         plain = resized.predict(images, batch_size=128, verbose=0)
         mirrored = resized.predict(images[:, :, ::-1], batch_size=128, verbose=0)
@@ -169,7 +191,8 @@ def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
     return {"recipe": recipe, "side": sides[-1], "steps_per_s": steps_per_s,
             "epochs": epochs, "train_s": train_s, "final_acc": float(final),
             "best_acc": float(max(accuracy)), "val_accuracy": [round(a, 4) for a in accuracy],
-            "at_sides": _at_sides(model, onehot.shape[1], test or {}, y[~train])}
+            "at_sides": _at_sides(model, onehot.shape[1], test or {}, y[~train],
+                                  recipe == "squeeze_excite")}
 
 
 def _decoded(data: str, side: int, cache: dict):

@@ -39,13 +39,25 @@ def _conv_bn(x, filters: int, kernel: int = 1, stride: int = 1, relu: bool = Tru
     return keras.layers.ReLU(6.0)(x) if relu else x
 
 
-def inverted_residual(x, expansion: int, filters: int, stride: int):
-    """1x1 expand -> 3x3 depthwise -> 1x1 linear projection; a shortcut when shapes match."""
+def squeeze_excite(x, reduction: int = 4):
+    """MobileNetV3's channel gate: pooled channels -> 1x1 (relu) -> 1x1 (hard sigmoid)."""
+    channels = x.shape[-1]
+    gate = keras.layers.GlobalAveragePooling2D(keepdims=True)(x)
+    gate = keras.layers.Conv2D(max(8, channels // reduction), 1, activation="relu")(gate)
+    gate = keras.layers.Conv2D(channels, 1, activation="hard_sigmoid")(gate)
+    return keras.layers.Multiply()([x, gate])
+
+
+def inverted_residual(x, expansion: int, filters: int, stride: int, excite: bool = False):
+    """1x1 expand -> 3x3 depthwise (-> channel gate) -> 1x1 linear projection; a shortcut
+    when shapes match."""
     inputs, channels = x, x.shape[-1]
     if expansion != 1:
         x = _conv_bn(x, channels * expansion)
     x = keras.layers.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(x)
     x = keras.layers.ReLU(6.0)(_bn(x))
+    if excite:
+        x = squeeze_excite(x)
     x = _conv_bn(x, filters, relu=False)
     if stride == 1 and channels == filters:
         x = keras.layers.Add()([inputs, x])
@@ -54,19 +66,20 @@ def inverted_residual(x, expansion: int, filters: int, stride: int):
 
 def build_photo(input_shape: Sequence[int], num_classes: int,
                 arch: Architecture = Architecture(), stages=STAGES,
-                head_channels: int = HEAD_CHANNELS) -> keras.Model:
+                head_channels: int = HEAD_CHANNELS, excite: bool = False) -> keras.Model:
     """Stem (3x3, stride 2) -> inverted-residual stages -> 1x1 head -> pooling -> softmax.
 
     A search (`arch`) scales every width, adds blocks to the stages that have
     more than one, sets the dropout and may resize the input. `stages` and
-    `head_channels` exist for bench/photo_models' candidates.
+    `head_channels` exist for bench/photo_models' candidates, `excite` (channel gates in
+    the expanded blocks) for bench/recipes'.
     """
     inputs, x = image_input(input_shape, arch.image_size)
     x = _conv_bn(x, scaled(STEM_CHANNELS, arch.width), kernel=3, stride=2)
     for expansion, filters, blocks, stride in stages:
         for block in range(blocks + (arch.depth if blocks > 1 else 0)):
             x = inverted_residual(x, expansion, scaled(filters, arch.width),
-                                  stride if block == 0 else 1)
+                                  stride if block == 0 else 1, excite and expansion != 1)
     x = _conv_bn(x, scaled(head_channels, arch.width))
     x = keras.layers.GlobalAveragePooling2D()(x)
     x = keras.layers.Dropout(DROPOUT if arch.dropout is None else arch.dropout)(x)

@@ -8,7 +8,8 @@ from bench.recipes import run_recipe
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("recipe", ["mixup", "progressive"])  # their own data paths
+# Their own data paths or model.
+@pytest.mark.parametrize("recipe", ["mixup", "cutmix", "progressive", "squeeze_excite"])
 def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
@@ -22,6 +23,21 @@ def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
     assert 0 <= row["final_acc"] <= 1 and row["best_acc"] in row["val_accuracy"]
 
 
+def test_cutmix_mixes_each_label_by_the_share_of_its_pixels_kept():
+    import tensorflow as tf
+    from bench.recipes import _cutmix
+    images = np.stack([np.full((16, 16, 1), i, np.float32) for i in range(6)])
+    mixed, labels = _cutmix(tf.constant(images), tf.constant(np.eye(6, dtype=np.float32)),
+                            tf.constant([0, 7], tf.int64))
+    for i, (image, label) in enumerate(zip(mixed.numpy(), labels.numpy())):
+        other = 5 - i  # the reversed batch
+        pasted = np.mean(image == other)
+        assert np.all((image == i) | (image == other))  # one box of the other image
+        assert label[i] == pytest.approx(1 - pasted) and label[other] == pytest.approx(pasted)
+        assert label.sum() == pytest.approx(1)
+    assert 0 < np.mean(mixed.numpy() != images) < 1  # some pixels pasted, not all
+
+
 def test_fixed_epochs_and_scores_at_other_sides():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
@@ -33,6 +49,15 @@ def test_fixed_epochs_and_scores_at_other_sides():
     assert row["at_sides"][32][0] == round(row["final_acc"], 4)  # the same weights
     assert set(row["at_sides"]) == {32, 48, "crop"}
     assert all(0 <= a <= 1 for pair in row["at_sides"].values() for a in pair)
+
+
+def test_the_gated_model_is_scored_at_another_side_with_its_own_weights():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
+    y, train = np.arange(40) % 2, np.arange(40) < 32
+    row = run_recipe("squeeze_excite", x, y, train, budget_s=0.01, seed=0, batch=8, epochs=2,
+                     test={32: x[~train]})
+    assert row["at_sides"][32][0] == round(row["final_acc"], 4)
 
 
 def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):

@@ -71,3 +71,11 @@ def test_event_files_hold_both_custom_summaries(tmp_path):
     tags = _tags(tmp_path / "train")
     assert any(t.endswith(IMAGE_SUMMARY) for t in tags), tags
     assert any(t.endswith(HISTOGRAM_SUMMARY) for t in tags), tags
+
+
+def test_photo_channel_gates_sit_in_the_expanded_blocks_only():
+    from modules.photo_model import STAGES, build_photo
+    gated = build_photo((32, 32, 3), 3, excite=True)
+    gates = [layer for layer in gated.layers if isinstance(layer, keras.layers.Multiply)]
+    assert len(gates) == sum(blocks for expansion, _, blocks, _ in STAGES if expansion != 1)
+    assert gated.output_shape == build_photo((32, 32, 3), 3).output_shape == (None, 3)
