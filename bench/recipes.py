@@ -4,9 +4,10 @@
     bash scripts/bench.sh recipes --data DIR --only float32 ema mixup
 
 The photo model at the planned side (128 px on a CPU), trained from scratch on
-the folder (decoded once, split and normalized as bench/photo_models does)
-with the Trainer's pieces: the photo plan's augmentation, warmup then cosine,
-Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing:
+the folder (decoded once per side, split and normalized as bench/photo_models
+does) with the Trainer's pieces: the photo plan's augmentation, warmup then
+cosine, Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing
+(gated_sharp two):
   float32          the baseline: what the plan runs on a CPU today;
   mixed_bfloat16   Keras's mixed precision, bfloat16 compute (AVX512_BF16);
   ema              the evaluated weights are an exponential moving average
@@ -20,8 +21,13 @@ Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing:
   side_160         160 px instead of 128;
   sgd              SGD with Nesterov momentum 0.9 at 0.05, decoupled weight
                    decay 0.002 (not on batch norm or biases), instead of Adam;
-  squeeze_excite   the photo model with MobileNetV3's channel gates in its expanded
-                   blocks.
+  squeeze_excite   the photo model with channel gates (squeeze-and-excitation, as
+                   in MobileNetV3) in its expanded blocks;
+  sharp_crops      the training photos decoded at 176 px and their random resized
+                   crops taken from there at 128 px, so that a crop is less often
+                   an enlargement, and blurred, than from a 128 px photo (the eval
+                   photos stay whole at 128 px);
+  gated_sharp      squeeze_excite and sharp_crops together.
 --epochs N trains every recipe N epochs instead of fitting a budget (steps/s is
 then the whole fit's, each epoch's validation and the first step's tracing
 included, so it reads lower than a budget run's timed steps). --test-sides
@@ -47,10 +53,13 @@ from bench.common import machine_info, print_table, write_results
 from bench.photo_models import channel_stats, load_folder, normalized
 
 RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "cutmix", "progressive",
-           "no_smoothing", "side_160", "sgd", "squeeze_excite")
+           "no_smoothing", "side_160", "sgd", "squeeze_excite", "sharp_crops",
+           "gated_sharp")
+GATED, SHARP = ("squeeze_excite", "gated_sharp"), ("sharp_crops", "gated_sharp")
 SIDE, BATCH, LR, SMOOTHING = 128, 64, 2e-3, 0.1
 SGD_LR, SGD_MOMENTUM, SGD_WEIGHT_DECAY = 0.05, 0.9, 0.002
 EMA_MOMENTUM, MIXUP_ALPHA, PROGRESSIVE_SHARE = 0.99, 0.2, 0.5
+SHARP_SIDE = 176  # sharp_crops' training decode: a whole-photo crop shrinks to SIDE
 
 
 def _mixup(images, labels, seed):
@@ -86,9 +95,11 @@ def _batches(x, onehot, recipe: str, side: int, seed: int, batch: int):
     from modules.augment import Augmentation, augment_batches
     data = (tf.data.Dataset.from_tensor_slices((x, onehot)).shuffle(len(x), seed=seed)
             .repeat().batch(batch, drop_remainder=True))
-    if side != x.shape[1]:
+    sharp = recipe in SHARP and x.shape[1] > side  # crops come out at `side`
+    if side != x.shape[1] and not sharp:
         data = data.map(lambda i, y: (tf.image.resize(i, [side, side], antialias=True), y))
-    data = augment_batches(data, Augmentation(crop=0, flip=True, color=0.2, scale=0.25), seed)
+    data = augment_batches(data, Augmentation(crop=0, flip=True, color=0.2, scale=0.25), seed,
+                           size=side if sharp else None)
     if recipe in ("mixup", "cutmix"):
         mix = _mixup if recipe == "mixup" else _cutmix
         data = data.enumerate().map(
@@ -102,7 +113,7 @@ def _model(recipe: str, classes: int, learning_rate, side: int):
     keras.mixed_precision.set_global_policy(
         "mixed_bfloat16" if recipe == "mixed_bfloat16" else "float32")
     side = None if recipe == "progressive" else side  # one model for both sides
-    model = build_photo((side, side, 3), classes, excite=recipe == "squeeze_excite")
+    model = build_photo((side, side, 3), classes, excite=recipe in GATED)
     ema = {"use_ema": True, "ema_momentum": EMA_MOMENTUM} if recipe == "ema" else {}
     smoothing = 0.0 if recipe == "no_smoothing" else SMOOTHING
     optimizer = keras.optimizers.Adam(learning_rate, **ema)
@@ -159,14 +170,19 @@ def center_crops(data: str, side: int, fractions, stats) -> dict:
 
 
 def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
-               batch: int = BATCH, epochs: int = 0, test: Optional[dict] = None) -> dict:
+               batch: int = BATCH, epochs: int = 0, test: Optional[dict] = None,
+               train_x=None) -> dict:
     """Trains `recipe` for about `budget_s` (or `epochs`); its epochs, seconds and eval
-    accuracy, and with `test` ({side: eval images}) its accuracy at those sides."""
+    accuracy, and with `test` ({side: eval images}) its accuracy at those sides.
+    `train_x`: the same photos decoded at another side, to train from (sharp_crops)."""
     import tf_keras as keras
     from modules.schedule import WarmupCosine
     keras.utils.set_random_seed(seed)
     onehot = np.eye(int(y.max()) + 1, dtype=np.float32)[y]
-    xt, yt, xe, ye = x[train], onehot[train], x[~train], onehot[~train]
+    if recipe in SHARP and (train_x is None or train_x.shape[1] <= x.shape[1]):
+        raise ValueError(f"{recipe} needs train_x: the same photos decoded larger than x")
+    source = x if train_x is None else train_x
+    xt, yt, xe, ye = source[train], onehot[train], x[~train], onehot[~train]
     steps = max(1, len(xt) // batch)
     sides = ([round(x.shape[1] * 0.75 / 8) * 8, x.shape[1]] if recipe == "progressive"
              else [x.shape[1]])
@@ -192,7 +208,7 @@ def run_recipe(recipe: str, x, y, train, budget_s: float, seed: int,
             "epochs": epochs, "train_s": train_s, "final_acc": float(final),
             "best_acc": float(max(accuracy)), "val_accuracy": [round(a, 4) for a in accuracy],
             "at_sides": _at_sides(model, onehot.shape[1], test or {}, y[~train],
-                                  recipe == "squeeze_excite")}
+                                  recipe in GATED)}
 
 
 def _decoded(data: str, side: int, cache: dict):
@@ -203,6 +219,16 @@ def _decoded(data: str, side: int, cache: dict):
         stats = channel_stats(images, train)
         cache[side] = (normalized(images, train, stats), labels, train, stats)
     return cache[side]
+
+
+def _sharp(data: str, cache: dict):
+    """The photos at SHARP_SIDE, normalized with the planned side's statistics (the eval
+    images'), for the sharp recipes to crop from; decoded once."""
+    key = ("sharp", SHARP_SIDE)
+    if key not in cache:
+        images = load_folder(data, SHARP_SIDE)[0]
+        cache[key] = normalized(images, None, _decoded(data, SIDE, cache)[3])
+    return cache[key]
 
 
 def _fraction(text: str) -> float:
@@ -243,7 +269,8 @@ def main(argv=None) -> dict:
             images, _, train, _ = _decoded(args.data, test_side, decoded)
             test[test_side] = images[~train]
         rows.append(run_recipe(recipe, *_decoded(args.data, side, decoded)[:3], args.budget_s,
-                               args.seed, args.batch_size, args.epochs, test))
+                               args.seed, args.batch_size, args.epochs, test,
+                               _sharp(args.data, decoded) if recipe in SHARP else None))
         rows[-1]["gain"] = rows[-1]["final_acc"] - rows[0]["final_acc"]
         print_table(rows[-1:], columns)
     print_table(rows, columns)

@@ -48,9 +48,9 @@ def _crop(images: tf.Tensor, margin: int, keys: Iterator[tf.Tensor]) -> tf.Tenso
 
 
 def _resized_crop(images: tf.Tensor, min_area: float, flip: bool,
-                  keys: Iterator[tf.Tensor]) -> tf.Tensor:
+                  keys: Iterator[tf.Tensor], size: Optional[int] = None) -> tf.Tensor:
     """Inception-style random resized crop: a box of area [min_area, 1] and aspect
-    3/4..4/3 per image, resized back to the input size (one batched op).
+    3/4..4/3 per image, resized to `size` (None: the input's) in one batched op.
 
     With `flip`, half the boxes have their left and right edges swapped, which
     crop_and_resize samples as a mirror image: the flip costs no extra pass.
@@ -67,7 +67,8 @@ def _resized_crop(images: tf.Tensor, min_area: float, flip: bool,
         mirrored = _uniform(keys, [batch]) < 0.5
         left, right = tf.where(mirrored, right, left), tf.where(mirrored, left, right)
     boxes = tf.stack([top, left, top + box_h, right], axis=1)
-    return tf.image.crop_and_resize(images, boxes, tf.range(batch), [height, width])
+    return tf.image.crop_and_resize(images, boxes, tf.range(batch),
+                                    [size or height, size or width])
 
 
 def _per_image(keys: Iterator[tf.Tensor], shape0: int, low: float, high: float) -> tf.Tensor:
@@ -75,9 +76,19 @@ def _per_image(keys: Iterator[tf.Tensor], shape0: int, low: float, high: float) 
     return _uniform(keys, [shape0, 1, 1, 1], low, high)
 
 
+def _check_size(aug: Augmentation, size: Optional[int]) -> None:
+    if size and not aug.scale:
+        raise ValueError(f"an output side ({size}) needs random resized crops (scale > 0)")
+
+
 def augment_batch(images: tf.Tensor, aug: Augmentation,
-                  seed: Union[tf.Tensor, Tuple[int, int]]) -> tf.Tensor:
-    """[batch, h, w, c] -> the same shape, each image augmented independently.
+                  seed: Union[tf.Tensor, Tuple[int, int]], size: Optional[int] = None
+                  ) -> tf.Tensor:
+    """[batch, h, w, c] -> [batch, size or h, size or w, c], each image augmented
+    independently.
+
+    `size`: the side the random resized crops come out at (None: the input's);
+    bench/recipes crops photos decoded larger than the model's side with it.
 
     `seed` (two integers, e.g. (run seed, batch index)) alone decides every
     draw: stateless ops, because stateful ones (tf.random.uniform) in a
@@ -87,13 +98,14 @@ def augment_batch(images: tf.Tensor, aug: Augmentation,
     much more CPU, which on a small machine the model shares; measured:
     docs/performance.md).
     """
+    _check_size(aug, size)
     if not aug.active:
         return images
     batch = images.shape[0]
     keys = iter(tf.unstack(tf.random.experimental.stateless_split(
         tf.cast(seed, tf.int64), _DRAWS)))
     if aug.scale:
-        images = _resized_crop(images, aug.scale, aug.flip, keys)
+        images = _resized_crop(images, aug.scale, aug.flip, keys, size)
     if aug.crop:
         images = _crop(images, aug.crop, keys)
     if aug.flip and not aug.scale:
@@ -112,16 +124,18 @@ def augment_batch(images: tf.Tensor, aug: Augmentation,
 
 
 def augment_batches(batches: tf.data.Dataset, aug: Augmentation, seed: int,
-                    num_parallel_calls: Optional[int] = None) -> tf.data.Dataset:
+                    num_parallel_calls: Optional[int] = None,
+                    size: Optional[int] = None) -> tf.data.Dataset:
     """(images, labels) batches -> the same, images augmented with key (seed, batch index).
 
     Keyed by position in the stream, each batch's draws are the same in every
     run with `seed`, however many calls run in parallel, and differ from
     epoch to epoch of a repeated stream.
     """
+    _check_size(aug, size)
     if not aug.active:
         return batches
     return batches.enumerate().map(
-        lambda step, batch: (augment_batch(batch[0], aug, tf.stack([np.int64(seed), step])),
-                             batch[1]),
+        lambda step, batch: (augment_batch(batch[0], aug, tf.stack([np.int64(seed), step]),
+                                           size), batch[1]),
         num_parallel_calls=num_parallel_calls)

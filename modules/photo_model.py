@@ -40,7 +40,9 @@ def _conv_bn(x, filters: int, kernel: int = 1, stride: int = 1, relu: bool = Tru
 
 
 def squeeze_excite(x, reduction: int = 4):
-    """MobileNetV3's channel gate: pooled channels -> 1x1 (relu) -> 1x1 (hard sigmoid)."""
+    """A channel gate (squeeze-and-excitation) as MobileNetV3 places it: pooled channels
+    -> 1x1 (relu) -> 1x1 (Keras' hard sigmoid, clip(0.2x + 0.5), where MobileNetV3's is
+    relu6(x + 3) / 6)."""
     channels = x.shape[-1]
     gate = keras.layers.GlobalAveragePooling2D(keepdims=True)(x)
     gate = keras.layers.Conv2D(max(8, channels // reduction), 1, activation="relu")(gate)

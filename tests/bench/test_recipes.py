@@ -8,8 +8,7 @@ from bench.recipes import run_recipe
 pytestmark = pytest.mark.integration
 
 
-# Their own data paths or model.
-@pytest.mark.parametrize("recipe", ["mixup", "cutmix", "progressive", "squeeze_excite"])
+@pytest.mark.parametrize("recipe", ["mixup", "progressive"])  # their own data paths
 def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
@@ -21,6 +20,31 @@ def test_a_recipe_trains_for_its_epochs_and_reports_eval_accuracy(recipe):
     assert row["epochs"] == 2 and len(row["val_accuracy"]) == 2  # at least 2 epochs
     assert row["side"] == 32 and row["steps_per_s"] > 0
     assert 0 <= row["final_acc"] <= 1 and row["best_acc"] in row["val_accuracy"]
+
+
+def test_gated_sharp_crops_train_from_the_larger_photos_and_score_the_smaller():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
+    larger = rng.normal(size=(40, 48, 48, 3)).astype(np.float32)
+    y, train = np.arange(40) % 2, np.arange(40) < 32
+    row = run_recipe("gated_sharp", x, y, train, budget_s=0.01, seed=0, batch=8, epochs=2,
+                     test={32: x[~train]}, train_x=larger)
+    assert row["side"] == 32 and len(row["val_accuracy"]) == 2
+    # Scored on x at 32 px, by a gated model holding the trained weights.
+    assert row["at_sides"][32][0] == round(row["final_acc"], 4)
+    from bench.recipes import _batches  # the 48 px photos, cropped to 32 px batches
+    onehot = np.eye(2, dtype=np.float32)[y]
+    assert _batches(larger, onehot, "gated_sharp", 32, 0, 8).element_spec[0].shape == \
+        (8, 32, 32, 3)
+
+
+@pytest.mark.parametrize("recipe", ["sharp_crops", "gated_sharp"])
+def test_sharp_recipes_refuse_to_run_without_larger_photos(recipe):
+    x = np.zeros((8, 32, 32, 3), np.float32)
+    y, train = np.arange(8) % 2, np.arange(8) < 6
+    for train_x in (None, x):
+        with pytest.raises(ValueError, match="train_x"):
+            run_recipe(recipe, x, y, train, budget_s=0.01, seed=0, batch=4, train_x=train_x)
 
 
 def test_cutmix_mixes_each_label_by_the_share_of_its_pixels_kept():
@@ -49,15 +73,6 @@ def test_fixed_epochs_and_scores_at_other_sides():
     assert row["at_sides"][32][0] == round(row["final_acc"], 4)  # the same weights
     assert set(row["at_sides"]) == {32, 48, "crop"}
     assert all(0 <= a <= 1 for pair in row["at_sides"].values() for a in pair)
-
-
-def test_the_gated_model_is_scored_at_another_side_with_its_own_weights():
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(40, 32, 32, 3)).astype(np.float32)
-    y, train = np.arange(40) % 2, np.arange(40) < 32
-    row = run_recipe("squeeze_excite", x, y, train, budget_s=0.01, seed=0, batch=8, epochs=2,
-                     test={32: x[~train]})
-    assert row["at_sides"][32][0] == round(row["final_acc"], 4)
 
 
 def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):

@@ -1,5 +1,6 @@
 """augment_batch: static shapes, off means identity, each image its own draw, the seed decides."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from modules.augment import Augmentation, augment_batch, augment_batches
@@ -61,6 +62,19 @@ def test_resized_crop_gives_each_image_its_own_box_and_keeps_the_shape():
         lambda b: augment_batch(b, Augmentation(scale=0.25), (4, 0)))))
     assert out.shape == images.shape == in_data.shape
     assert len({float(v) for v in out.numpy().std(axis=(1, 2, 3)).round(4)}) == 16
+
+
+def test_resized_crops_come_out_at_the_side_asked_and_need_crops_to_change_it():
+    images = _batch()  # 10 px
+    aug = Augmentation(scale=0.25, flip=True, color=0.2)
+    out = augment_batch(images, aug, (4, 0), size=6)
+    mapped = augment_batches(tf.data.Dataset.from_tensors((images, 0)), aug, 4, size=6)
+    assert out.shape == mapped.element_spec[0].shape == (16, 6, 6, 3)  # static in a map
+    assert len({float(v) for v in out.numpy().std(axis=(1, 2, 3)).round(4)}) == 16
+    with pytest.raises(ValueError, match="resized crops"):
+        augment_batch(images, Augmentation(flip=True), (4, 0), size=6)
+    with pytest.raises(ValueError, match="resized crops"):  # before any map, even when off
+        augment_batches(tf.data.Dataset.from_tensors((images, 0)), Augmentation(), 4, size=6)
 
 
 def test_a_resized_crop_flips_half_the_images_only_when_flips_are_on():
