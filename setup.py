@@ -36,7 +36,11 @@ setup(
     # Not Python, but read at run time: the model card's schema and template.
     package_data={"components.image_pusher.model_card": ["model_card.schema.json",
                                                          "template.html.jinja"]},
-    # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
-    extras_require={"mlflow": ["mlflow>=2.22,<2.23"]},
+    extras_require={
+        # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
+        "mlflow": ["mlflow>=2.22,<2.23"],
+        # The CI workflow's own checks (tests/test_github_workflow.py, docs/install.md).
+        "test": ["check-jsonschema>=0.39,<0.40", "zizmor>=1.32,<1.33"],
+    },
     entry_points={"console_scripts": ["imagepipe=pipeline.cli:main"]},
 )

@@ -77,8 +77,11 @@ quiet_pip install -q -c constraints.txt -r requirements.txt
 echo "install: 2/4 tfx and ml-pipelines-sdk 1.16.0 (no deps, ignoring their <3.11 marker)"
 quiet_pip install -q -c constraints.txt --no-deps --ignore-requires-python \
   tfx==1.16.0 ml-pipelines-sdk==1.16.0
-echo "install: 3/4 imagepipe itself, editable"
-quiet_pip install -q -c constraints.txt --no-deps --no-build-isolation -e .
+echo "install: 3/4 imagepipe itself, editable, with its test extra"
+# With deps, unlike step 2: everything else is in place by now, so this resolve only adds
+# the `test` extra (check-jsonschema and zizmor, for the CI workflow's test). pip checks
+# Requires-Python only on what it downloads, so the tfx installed above is accepted.
+quiet_pip install -q -c constraints.txt --no-build-isolation -e ".[test]"
 # Clean but for tflite-support's own pins, which a re-install finds already in place.
 if ! report=$("${PIP[@]}" check 2>&1); then
   others=$(grep -v '^tflite-support 0\.4\.4 ' <<<"$report" || true)
