@@ -53,12 +53,15 @@ BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs, Vertex)
 WARM_START_ID = "warm_start_model_resolver"  # the Trainer's base model (local runs)
 PUSHED_BASELINE_ID = "pushed_baseline"  # not a resolver, so not named like one (open-source KFP)
 EVALUATOR_ID = "Evaluator"
+INFRA_VALIDATOR_ID = "InfraValidator"  # the serving check, before anything is converted
+TFLITE_CONVERTER_ID = "TFLiteConverter"
+MODEL_CARD_ID = "ModelCardGenerator"
 PUSHER_ID = "Pusher"
 # In the order a local run executes them: TFX runs the DAG layer by layer, and the
 # warm-start resolver needs only ImageExampleGen's output.
 COMPONENT_IDS = (EXAMPLE_GEN_ID, STATISTICS_GEN_ID, WARM_START_ID, SCHEMA_GEN_ID,
                  EXAMPLE_VALIDATOR_ID, TRANSFORM_ID, TRAINER_ID, BASELINE_ID, EVALUATOR_ID,
-                 PUSHER_ID)
+                 INFRA_VALIDATOR_ID, TFLITE_CONVERTER_ID, MODEL_CARD_ID, PUSHER_ID)
 
 # --- ImageExampleGen's span store: <pipeline root>/<EXAMPLE_GEN_ID>/<SPAN_STORE_DIR> ---
 SPAN_STORE_DIR = "spans"
@@ -75,6 +78,14 @@ AUDIT_DIR = "audit"  # beside it: saliency maps and suspects' thumbnails
 # In the pushed SavedModel's assets.extra/: the model card (Model Card Toolkit schema).
 MODEL_CARD_JSON = "model_card.json"
 MODEL_CARD_HTML = "model_card.html"
+
+# --- The release stages' outputs (pipeline/dag.py wires them into the Pusher) ---
+TFLITE_MODEL_KEY = "tflite_model"  # TFLiteConverter's: a Model holding model.tflite
+MODEL_CARD_KEY = "model_card"  # ModelCardGenerator's: a File holding model_card.json
+# The verdicts they record on those outputs: whether the stage made its file, and why.
+CONVERTED_PROPERTY, WRITTEN_PROPERTY, REASON_PROPERTY = "converted", "written", "reason"
+TFLITE_PARITY_PROPERTY, TFLITE_METADATA_PROPERTY = "tflite_parity", "tflite_metadata"
+QUANTIZE_PROPERTY = "quantize"
 
 # --- Custom properties one stage sets and later ones read ---
 # On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).

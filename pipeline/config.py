@@ -15,7 +15,10 @@ from typing import List, Optional, Type, TypeVar
 from components.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
 from components.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
-from components.image_pusher.settings import QUANTIZATIONS, PushSettings
+from components.image_pusher.settings import PushSettings
+from components.model_card.settings import CardSettings
+from components.serving_validator.settings import ServingCheckSettings
+from components.tflite_converter.settings import QUANTIZATIONS, TFLiteSettings
 from components.image_evaluator.settings import AuditSettings
 from modules.params import MODELS, MODULE
 
@@ -332,9 +335,20 @@ class PipelineConfig:
             self.pipeline_root, EXAMPLE_GEN_ID, SPAN_STORE_DIR))
 
     def push_settings(self) -> PushSettings:
-        """What the Pusher is told: the TFLite flags and the serving check's settings."""
-        return self.settings_for(PushSettings, tflite_dir=self.tflite_dir,
-                                 parity_tolerance=self.tflite_tolerance, **SERVING_CHECK)
+        """What the Pusher is told: where TFLite versions go, and the drift rule."""
+        return self.settings_for(PushSettings, tflite_dir=self.tflite_dir)
+
+    def serving_check_settings(self) -> ServingCheckSettings:
+        """What the InfraValidator is told: the warmup records and the serving check."""
+        return self.settings_for(ServingCheckSettings, **SERVING_CHECK)
+
+    def tflite_settings(self) -> TFLiteSettings:
+        """What the TFLiteConverter is told: the conversion and its parity gate."""
+        return self.settings_for(TFLiteSettings, parity_tolerance=self.tflite_tolerance)
+
+    def card_settings(self) -> CardSettings:
+        """What the ModelCardGenerator is told."""
+        return self.settings_for(CardSettings)
 
     def audit_settings(self) -> AuditSettings:
         """The Evaluator's blessing gates beyond TFMA's thresholds."""
@@ -392,7 +406,7 @@ def config_fields():
     return dataclasses.fields(PipelineConfig)
 
 
-# The Pusher's warmup records and serving check (components/image_pusher/push.py).
+# The InfraValidator's warmup records and serving check (components/serving_validator/).
 SERVING_CHECK = {
     "warmup_records": 100,  # eval images, one request each; TF Serving replays at most 1,000
     "warmup_max_bytes": 8 << 20,  # the file is copied into every version: bound camera photos

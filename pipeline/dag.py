@@ -1,4 +1,4 @@
-"""The TFX DAG: ingest -> validate -> transform -> train -> evaluate -> push.
+"""The TFX DAG: ingest -> validate -> transform -> train -> evaluate -> check -> push.
 
 Runner-agnostic: the local runner and the Kubeflow/Vertex compiler call
 `create_components` with the one config and add only their environment. The
@@ -31,6 +31,9 @@ from components.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
 from components.image_pusher.component import ImagePusher
+from components.model_card.component import ModelCardGenerator
+from components.serving_validator.component import ImageInfraValidator
+from components.tflite_converter.component import TFLiteConverter
 from components.image_tuner.component import ImageTuner
 from components.pushed_baseline.component import PushedBaseline
 from components.warm_start_resolver import strategy as warm_start_strategy
@@ -195,15 +198,36 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
         example_splits=[EVAL], allow_drift=config.allow_drift,
         settings=config.audit_settings()).with_id(ids.EVALUATOR_ID)
-    pusher = ImagePusher(
-        model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
-        push_destination=pusher_pb2.PushDestination(
-            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
-        examples=example_gen.outputs["examples"], settings=config.push_settings(),
-    ).with_id(ids.PUSHER_ID)
+    stages = _release(config, example_gen, trainer, evaluator)
     return [example_gen, statistics_gen, *([base] if base is not None else []), schema_gen,
             example_validator, transform, *([tuner] if tuner is not None else []), trainer,
-            baseline, evaluator, pusher]
+            baseline, evaluator, *stages]
+
+
+def _release(config: PipelineConfig, example_gen, trainer, evaluator) -> List:
+    """After the Evaluator, as TFX orders them: the serving check (InfraValidator), the
+    TFLite conversion, the model card, and the Pusher, which needs both blessings."""
+    model, blessing = trainer.outputs["model"], evaluator.outputs["blessing"]
+    examples = example_gen.outputs["examples"]
+    infra = ImageInfraValidator(model=model, examples=examples, model_blessing=blessing,
+                                settings=config.serving_check_settings()
+                                ).with_id(ids.INFRA_VALIDATOR_ID)
+    infra_blessing = infra.outputs["blessing"]
+    tflite = TFLiteConverter(model=model, examples=examples, model_blessing=blessing,
+                             infra_blessing=infra_blessing, settings=config.tflite_settings()
+                             ).with_id(ids.TFLITE_CONVERTER_ID)
+    card = ModelCardGenerator(model=model, model_blessing=blessing, examples=examples,
+                              infra_blessing=infra_blessing,
+                              tflite_model=tflite.outputs["tflite_model"],
+                              settings=config.card_settings()).with_id(ids.MODEL_CARD_ID)
+    pusher = ImagePusher(
+        model=model, model_blessing=blessing, infra_blessing=infra_blessing,
+        push_destination=pusher_pb2.PushDestination(
+            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)),
+        examples=examples, settings=config.push_settings(),
+        tflite_model=tflite.outputs["tflite_model"], model_card=card.outputs["model_card"],
+    ).with_id(ids.PUSHER_ID)
+    return [infra, tflite, card, pusher]
 
 
 def create_pipeline(plan: Plan, beam_pipeline_args: List[str],

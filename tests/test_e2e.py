@@ -183,7 +183,7 @@ def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
 
 
 def test_the_pushed_version_passed_the_serving_check_and_carries_warmup(two_runs):
-    from components.image_pusher.warmup import WARMUP_FILE, read_logs
+    from components.serving_validator.warmup import WARMUP_FILE, read_logs
     _, first, _, _, _ = two_runs
     check = first["pushed"]["serving_check"]
     assert check["ok"] and check["max_abs_diff"] < 1e-4, check

@@ -44,7 +44,7 @@ class Predictor:
             self._serve = tf.saved_model.load(self.path).signatures[SERVING_IMAGE]
             self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
         else:
-            from components.image_pusher.tflite import Runner
+            from components.tflite_converter.conversion import Runner
             self._runner = Runner(model_path=self.path)
             self._size, _, self._channels = self._runner.input_shape
             self.labels = read_labels(os.path.join(os.path.dirname(self.path), LABELS_FILE))

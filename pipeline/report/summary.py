@@ -48,17 +48,34 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str],
             "vetoed": prop(produced["ModelBlessing"], VETOED_PROPERTY) or None}
 
 
-def _pushed_section(store, pusher, evaluation: dict) -> dict:
-    """What was pushed; `blocked` says why not when a gate (drift, rollback) stopped it."""
-    pushed = outputs(store, pusher).get("PushedModel") if pusher else None
-    check = prop(pushed, "serving_check") if pushed is not None else None
-    check = json.loads(check) if check else None
+def _verdict(store, node, artifact_type: str, key: str) -> Optional[dict]:
+    """A stage's verdict, recorded as JSON on its output (None if it did not run)."""
+    produced = outputs(store, node).get(artifact_type) if node else None
+    value = prop(produced, key) if produced is not None else None
+    return json.loads(value) if value else None
+
+
+def _tflite_gate(store, node) -> Optional[dict]:
+    """The TFLiteConverter's parity gate and its reason (None if it converted nothing:
+    it did not run, or a blessing refused the model)."""
+    produced = outputs(store, node).get("Model") if node else None
+    parity = prop(produced, "tflite_parity") if produced is not None else None
+    return {**json.loads(parity), "reason": prop(produced, "reason")} if parity else None
+
+
+def _pushed_section(store, nodes: dict, evaluation: dict) -> dict:
+    """What was pushed; `blocked` says why not when a gate (drift, rollback) stopped it.
+    The serving check and the TFLite gate are read from the stages that made them."""
+    pushed = outputs(store, nodes[ids.PUSHER_ID]).get("PushedModel") \
+        if ids.PUSHER_ID in nodes else None
+    check = _verdict(store, nodes.get(ids.INFRA_VALIDATOR_ID), "InfraBlessing",
+                     "serving_check")
+    gate = _tflite_gate(store, nodes.get(ids.TFLITE_CONVERTER_ID))
     if pushed is None or prop(pushed, "pushed") != 1:
         vetoed = evaluation.get("vetoed")
-        return {"serving": None, "tflite": None, "version": None, "tflite_gate": None,
+        return {"serving": None, "tflite": None, "version": None, "tflite_gate": gate,
                 "serving_check": check,
                 "blocked": (prop(pushed, "blocked") if pushed is not None else None) or vetoed}
-    gate = prop(pushed, "tflite_parity")
     serving, version = prop(pushed, "pushed_destination"), int(prop(pushed, "pushed_version"))
     if version in serving_state(os.path.dirname(serving)).rolled_back:
         # A cached Pusher's version that a rollback has since taken out of service.
@@ -66,8 +83,7 @@ def _pushed_section(store, pusher, evaluation: dict) -> dict:
                 "serving_check": check, "blocked": f"version {version}, which this run's "
                 "cached Pusher reports, was rolled back (imagepipe rollback)"}
     return {"serving": serving, "tflite": prop(pushed, "tflite_destination") or None,
-            "version": version, "tflite_gate": json.loads(gate) if gate else None,
-            "serving_check": check, "blocked": None}
+            "version": version, "tflite_gate": gate, "serving_check": check, "blocked": None}
 
 
 def _data_section(config: PipelineConfig, examples_uri: str, report: dict) -> dict:
@@ -125,7 +141,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     audit = (trust.read_audit(outputs(store, evaluator)["ModelEvaluation"].uri)
              if evaluator is not None else None)
     evaluation = _eval_section(store, evaluator, config, data["classes"], audit)
-    pushed = _pushed_section(store, nodes.get(ids.PUSHER_ID), evaluation)
+    pushed = _pushed_section(store, nodes, evaluation)
     pushed["model_card"] = trust.model_card(pushed["serving"])
     return {
         "data": data,

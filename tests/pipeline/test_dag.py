@@ -93,9 +93,21 @@ def test_example_gen_carries_the_reader_options(config):
     assert (options["strict"], options["format"], options["eval_percent"]) == (1, "folder", 20)
 
 
-def test_pusher_carries_typed_settings(config):
-    pusher = {c.id: c for c in create_components(planned(config))}["Pusher"]
-    props = pusher.exec_properties
-    assert (props["quantize"], props["parity_tolerance"]) == ("int8", 0.01)
-    assert props["tflite_dir"] == config.output + "/tflite/imagepipe"
-    assert props["warmup_batch_sizes"] == "8,32"
+def test_release_stages_carry_their_typed_settings(config):
+    nodes = {c.id: c for c in create_components(planned(config))}
+    tflite = nodes["TFLiteConverter"].exec_properties
+    assert (tflite["quantize"], tflite["parity_tolerance"]) == ("int8", 0.01)
+    assert nodes["Pusher"].exec_properties["tflite_dir"] == config.output + "/tflite/imagepipe"
+    assert nodes["InfraValidator"].exec_properties["warmup_batch_sizes"] == "8,32"
+    assert nodes["ModelCardGenerator"].exec_properties["model_name"] == "imagepipe"
+
+
+def test_the_pusher_needs_both_blessings_and_takes_what_the_release_stages_made(config):
+    nodes = {c.id: c for c in create_components(planned(config))}
+    inputs = nodes["Pusher"].inputs
+    assert inputs["model_blessing"].producer_component_id == "Evaluator"
+    assert inputs["infra_blessing"].producer_component_id == "InfraValidator"
+    assert inputs["tflite_model"].producer_component_id == "TFLiteConverter"
+    assert inputs["model_card"].producer_component_id == "ModelCardGenerator"
+    assert nodes["InfraValidator"].inputs["model_blessing"].producer_component_id == \
+        "Evaluator"

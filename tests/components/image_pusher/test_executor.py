@@ -1,4 +1,6 @@
-"""The ImagePusher executor: pushes only blessed models, as a new complete version."""
+"""The release stages' executors in a row (InfraValidator, TFLiteConverter,
+ModelCardGenerator, Pusher): only models both blessings pass are pushed, as complete
+versions."""
 import dataclasses
 import json
 import os
@@ -6,32 +8,43 @@ import shutil
 
 import pytest
 
-from tfx.types import standard_artifacts, standard_component_specs
+from tfx.types import standard_artifacts, standard_component_specs as keys
+from tfx.types.experimental.simple_artifacts import File
 from tfx.proto import pusher_pb2
 from tfx.utils import proto_utils
 
 from components.image_pusher.executor import EXAMPLES_KEY, Executor
+from components.model_card import executor as card_executor
+from components.serving_validator import executor as infra_executor
+from components.tflite_converter import executor as tflite_executor
 from components.versions import ServingState, provenance, serving_state, write_serving_state
-from components.image_pusher.warmup import WARMUP_FILE
+from components.serving_validator.warmup import WARMUP_FILE
+from components.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
 from components.parameters import encode
 from pipeline.config import PipelineConfig
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
+STAGES = {}  # the PushedModel's URI: the outputs of the stages before it (_stages)
+
+
+def _artifact(kind, uri):
+    artifact = kind()
+    artifact.uri = str(uri)
+    return artifact
 
 
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
          saved_model: str = None, report: dict = None, spans: str = None,
          accuracy: float = None, allow_drift: bool = False, model_name: str = "model",
          audit: dict = None):
-    """The executor on a Model artifact holding `saved_model` (a copy); with `report`,
-    an Examples input whose ingest_report.json it is (and `spans` its property); with
-    `audit`, the Evaluator's audit.json in the blessing."""
-    model = standard_artifacts.Model()
-    model.uri = str(tmp_path / model_name)
+    """The four executors on a Model artifact holding `saved_model` (a copy); with
+    `report`, an Examples input whose ingest_report.json it is (and `spans` its
+    property); with `audit`, the Evaluator's audit.json in the blessing. Returns the
+    PushedModel; STAGES[its URI] holds the stages' outputs."""
+    model = _artifact(standard_artifacts.Model, tmp_path / model_name)
     if not os.path.exists(os.path.join(model.uri, "Format-Serving")):
         shutil.copytree(saved_model, os.path.join(model.uri, "Format-Serving"))
-    blessing = standard_artifacts.ModelBlessing()
-    blessing.uri = str(tmp_path / "blessing")
+    blessing = _artifact(standard_artifacts.ModelBlessing, tmp_path / "blessing")
     blessing.set_int_custom_property("blessed", int(blessed))
     if audit is not None:
         os.makedirs(blessing.uri, exist_ok=True)
@@ -39,24 +52,42 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
             json.dump(audit, f)
     if accuracy is not None:
         blessing.set_float_custom_property("accuracy", accuracy)
-    pushed = standard_artifacts.PushedModel()
-    pushed.uri = str(tmp_path / pushed_name)
-    destination = pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
-        base_directory=str(tmp_path / "serving" / "digits")))
-    inputs = {standard_component_specs.MODEL_KEY: [model],
-              standard_component_specs.MODEL_BLESSING_KEY: [blessing]}
-    settings = dataclasses.replace(PipelineConfig().push_settings(), tflite_dir=None,
-                                   allow_drift=allow_drift)
+    config = PipelineConfig(model_name="digits", allow_drift=allow_drift)
+    inputs = {keys.MODEL_KEY: [model], keys.MODEL_BLESSING_KEY: [blessing]}
     if tflite or report is not None:  # examples without splits: int8 has no images
         inputs[EXAMPLES_KEY] = [_examples(tmp_path, report, spans)]
-    if tflite:
-        settings = dataclasses.replace(settings, tflite_dir=str(tmp_path / "tflite"),
-                                       quantize="int8", parity_tolerance=0.01)
-    properties = {standard_component_specs.PUSH_DESTINATION_KEY:
-                  proto_utils.proto_to_json(destination),
-                  **encode(settings)}
-    Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
+    stages = _stages(tmp_path / pushed_name, inputs, config, tflite)
+    pushed = _artifact(standard_artifacts.PushedModel, tmp_path / pushed_name)
+    destination = pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
+        base_directory=str(tmp_path / "serving" / "digits")))
+    settings = dataclasses.replace(config.push_settings(), tflite_dir=(
+        str(tmp_path / "tflite") if tflite else None))
+    Executor().Do(inputs, {keys.PUSHED_MODEL_KEY: [pushed]},
+                  {keys.PUSH_DESTINATION_KEY: proto_utils.proto_to_json(destination),
+                   **encode(settings)})
+    STAGES[pushed.uri] = stages
     return pushed
+
+
+def _stages(root, inputs: dict, config: PipelineConfig, tflite: bool) -> dict:
+    """Runs the InfraValidator, the TFLiteConverter (with `tflite`) and the card's step,
+    adding each output to `inputs` as the DAG wires it; returns the outputs."""
+    infra = _artifact(standard_artifacts.InfraBlessing, root / "infra")
+    infra_executor.Executor().Do(inputs, {keys.BLESSING_KEY: [infra]},
+                                 encode(config.serving_check_settings()))
+    inputs[keys.INFRA_BLESSING_KEY] = [infra]
+    stages = {"infra": infra}
+    if tflite:
+        converted = _artifact(standard_artifacts.Model, root / "tflite")
+        tflite_executor.Executor().Do(inputs, {TFLITE_MODEL_KEY: [converted]},
+                                      encode(config.tflite_settings()))
+        inputs[TFLITE_MODEL_KEY] = stages["tflite"] = [converted]
+    card = _artifact(File, root / "card")
+    card_executor.Executor().Do(inputs, {MODEL_CARD_KEY: [card]},
+                                encode(config.card_settings()))
+    inputs[MODEL_CARD_KEY] = [card]
+    stages["card"] = card
+    return stages
 
 
 def _examples(tmp_path, report, spans):
@@ -80,8 +111,9 @@ def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exp
     assert destination == str(tmp_path / "serving" / "digits" / version)
     assert {"saved_model.pb", "variables", "assets.extra"} <= set(os.listdir(destination))
     assert os.path.getsize(os.path.join(destination, WARMUP_FILE)) > 0
-    check = json.loads(pushed.get_string_custom_property("serving_check"))
+    check = json.loads(STAGES[pushed.uri]["infra"].get_string_custom_property("serving_check"))
     assert check["ok"] and check["rest_requests"] > 0, check
+    assert STAGES[pushed.uri]["infra"].get_int_custom_property("has_model") == 1
     # Which Model artifact it came from: the Kubeflow target's baseline step reads it.
     assert provenance(destination)["source_uri"] == str(tmp_path / "model")
     assert set(os.listdir(tmp_path / "serving")) == {"digits", "models.config",
@@ -105,6 +137,13 @@ def test_unblessed_model_pushes_nothing(tmp_path, exported_model):
     pushed = _run(tmp_path, blessed=False, saved_model=exported_model.model_dir)
     assert pushed.get_int_custom_property("pushed") == 0
     assert not (tmp_path / "serving").exists()
+    # Each later stage says why it did nothing, on its own output.
+    infra = STAGES[pushed.uri]["infra"]
+    assert infra.get_int_custom_property("blessed") == 0
+    assert infra.get_string_custom_property("reason") == \
+        "not checked: the Evaluator did not bless the model"
+    assert not infra.has_custom_property("serving_check")
+    assert STAGES[pushed.uri]["card"].get_int_custom_property("written") == 0
 
 
 def test_a_re_run_after_an_interrupted_push_reuses_its_version(tmp_path, exported_model):
@@ -123,8 +162,10 @@ def test_a_failed_tflite_conversion_still_pushes_the_saved_model_and_says_why(tm
     pushed = _run(tmp_path, blessed=True, tflite=True, saved_model=exported_model.model_dir)
     assert pushed.get_int_custom_property("pushed") == 1
     assert pushed.get_string_custom_property("tflite_destination") == ""
-    gate = json.loads(pushed.get_string_custom_property("tflite_parity"))
-    assert gate["ok"] is False and gate["reason"].startswith("TFLite conversion failed: ")
+    converted = STAGES[pushed.uri]["tflite"][0]
+    assert converted.get_int_custom_property("converted") == 0
+    assert converted.get_string_custom_property("reason").startswith("TFLite conversion failed: ")
+    assert json.loads(converted.get_string_custom_property("tflite_parity"))["ok"] is False
 
 
 def test_a_model_that_cannot_be_served_is_not_pushed_and_says_why(tmp_path):
@@ -133,8 +174,12 @@ def test_a_model_that_cannot_be_served_is_not_pushed_and_says_why(tmp_path):
     (broken / "saved_model.pb").write_bytes(b"graph")  # no real SavedModel
     pushed = _run(tmp_path, blessed=True, saved_model=str(broken))
     assert pushed.get_int_custom_property("pushed") == 0
-    check = json.loads(pushed.get_string_custom_property("serving_check"))
+    infra = STAGES[pushed.uri]["infra"]
+    check = json.loads(infra.get_string_custom_property("serving_check"))
     assert check["ok"] is False and check["reason"].startswith("the SavedModel did not load")
+    assert infra.get_int_custom_property("blessed") == 0
+    assert os.path.exists(os.path.join(infra.uri, "INFRA_NOT_BLESSED"))
+    assert not os.path.exists(os.path.join(infra.uri, "stamped_model"))
     assert not (tmp_path / "serving" / "digits").exists() or not os.listdir(
         tmp_path / "serving" / "digits")
 

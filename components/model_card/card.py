@@ -11,7 +11,7 @@ import os
 from typing import List, Optional
 
 from components.drift import describe
-from components.image_pusher.model_card.sources import CardSources
+from components.model_card.sources import CardSources
 
 SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "model_card.schema.json")
 SCHEMA_VERSION = "0.0.2"
@@ -19,18 +19,29 @@ NOT_MEASURED = "not measured"
 MAX_LISTED_LABELS = 100  # output_format_map lists at most this many classes
 
 
-def build_card(sources: CardSources, version: int, pushed_at: float, path: str,
-               tflite: Optional[dict] = None) -> dict:
-    """The card of one pushed version (`path`), pushed at `pushed_at` (Unix time).
+def build_card(sources: CardSources, tflite: Optional[dict] = None) -> dict:
+    """The card of a blessed model, before it is pushed: `stamp_card` adds the version.
 
-    `tflite`: {"quantize", "parity", "metadata"} of the TFLite conversion staged
-    with it, or None. Parts whose source is absent say "not measured".
+    `tflite`: {"quantize", "parity", "metadata", "pushed", "reason"} of its TFLite
+    conversion, or None. Parts whose source is absent say "not measured".
     """
     return {"schema_version": SCHEMA_VERSION,
-            "model_details": _model_details(sources, version, pushed_at, path),
+            "model_details": _model_details(sources),
             "model_parameters": _model_parameters(sources),
             "quantitative_analysis": {"performance_metrics": metrics(sources)},
             "considerations": _considerations(sources, tflite)}
+
+
+def stamp_card(card: dict, version: int, pushed_at: float, path: str) -> dict:
+    """`card` as pushed: version `version` at `path`, pushed at `pushed_at` (Unix time)."""
+    when = datetime.datetime.fromtimestamp(pushed_at, datetime.timezone.utc)
+    details = dict(card["model_details"])
+    details["documentation"] = (
+        f"Version {version} of {details['name']}, pushed at "
+        f"{when.isoformat(timespec='seconds')} (Unix {pushed_at:.0f}). "
+        + details["documentation"])
+    details.update(version={"name": str(version), "date": when.date().isoformat()}, path=path)
+    return {**card, "model_details": details}
 
 
 def validate(card: dict) -> None:
@@ -54,25 +65,21 @@ def _labels_preview(labels: List[str], count: int = 10) -> str:
     return shown + (f" and {len(labels) - count} more" if len(labels) > count else "")
 
 
-def _model_details(sources: CardSources, version: int, pushed_at: float, path: str) -> dict:
-    when = datetime.datetime.fromtimestamp(pushed_at, datetime.timezone.utc)
+def _model_details(sources: CardSources) -> dict:
     spans = sources.record.get("spans") or []
     trained_on = (f"spans {', '.join(map(str, spans))}" if spans
                   else "one dataset (no spans)")
     accuracy = sources.record.get("accuracy")
     documentation = (
-        f"Version {version} of {sources.name}, pushed at {when.isoformat(timespec='seconds')} "
-        f"(Unix {pushed_at:.0f}) from {sources.source_uri}. Trained on {trained_on}; "
+        f"From {sources.source_uri}. Trained on {trained_on}; "
         f"architecture {sources.architecture or NOT_MEASURED}. The Evaluator's accuracy on "
-        f"the eval split: {_number(accuracy)}. Made by imagepipe's Pusher from the "
-        "Evaluator's audit and the ingest report; docs/model_card.md says where each part "
-        "comes from.")
+        f"the eval split: {_number(accuracy)}. Made by imagepipe's ModelCardGenerator from "
+        "the Evaluator's audit and the ingest report; docs/model_card.md says where each "
+        "part comes from.")
     return {"name": sources.name,
             "overview": f"Classifies {_shape_words(sources)} into {len(sources.labels)} "
                         f"classes: {_labels_preview(sources.labels)}.",
-            "documentation": documentation,
-            "version": {"name": str(version), "date": when.date().isoformat()},
-            "path": path}
+            "documentation": documentation}
 
 
 def _number(value) -> str:

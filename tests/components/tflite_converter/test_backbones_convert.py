@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_pusher import tflite
+from components.tflite_converter import conversion as tflite
 from modules.backbones import build_backbone_model
 from modules.model import compile_model
 

@@ -21,7 +21,7 @@ class ServingCheck:
     def __init__(self):
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3")}
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "components.image_pusher.serving_worker"],
+            [sys.executable, "-m", "components.serving_validator.serving_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=env)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_pusher import warmup
-from components.image_pusher.serving_check import ServingCheck
-from components.image_pusher.serving_worker import rest_predict
+from components.serving_validator import warmup
+from components.serving_validator.check import ServingCheck
+from components.serving_validator.serving_worker import rest_predict
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 

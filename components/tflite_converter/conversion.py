@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from components.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
-from components.image_pusher.settings import check_quantize
+from components.tflite_converter.settings import check_quantize
 from components.images import decode_images
 
 SIGNATURE = SERVING_TENSOR
@@ -235,7 +235,8 @@ def split_pixels(split_dir: str, size: int, channels: int,
 
 
 def model_info(pixels_shape: List[int], mean: List[float], std: List[float],
-               labels: List[str], quantize: str, version: int, metadata: dict) -> dict:
+               labels: List[str], quantize: str, version: Optional[int],
+               metadata: dict) -> dict:
     """What an app needs besides the .tflite file (written as model_info.json);
     `metadata` says whether the labels are packed in the file (tflite_metadata.py)."""
     return {"input": {"name": "pixels", "shape": pixels_shape, "dtype": "float32",

@@ -21,7 +21,7 @@ NORM_MEAN, NORM_STD = [0.0], [1.0]
 LIBUSB_FIX = "apt-get install libusb-1.0-0"
 
 
-def embed_metadata(model: bytes, labels: List[str], name: str, version: int, quantize: str,
+def embed_metadata(model: bytes, labels: List[str], name: str, version: str, quantize: str,
                    channels: int) -> Tuple[bytes, dict]:
     """(the model with metadata packed in, {"embedded": True, ...}), or, when the writer
     cannot be loaded or refuses the model, (`model` unchanged, {"embedded": False,
@@ -68,7 +68,7 @@ def _color_space_name(channels: int) -> str:
     return {3: "RGB", 1: "GRAYSCALE"}.get(channels, "UNKNOWN")
 
 
-def _populate(writer, model: bytes, labels: List[str], name: str, version: int,
+def _populate(writer, model: bytes, labels: List[str], name: str, version: str,
               quantize: str, channels: int) -> bytes:
     schema, model_schema, image_classifier, info, utils = writer
     input_type = utils.get_input_tensor_types(model)[0]

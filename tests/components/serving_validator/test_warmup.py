@@ -3,8 +3,8 @@ import pytest
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-from components.image_pusher import warmup
-from components.image_pusher.serving_worker import CheckFailed, replay
+from components.serving_validator import warmup
+from components.serving_validator.serving_worker import CheckFailed, replay
 
 
 def test_the_file_parses_as_prediction_logs_of_eval_images(exported_model, tmp_path):

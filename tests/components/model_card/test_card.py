@@ -5,9 +5,9 @@ import json
 import jsonschema
 import pytest
 
-from components.image_pusher.model_card.card import NOT_MEASURED, build_card, validate
-from components.image_pusher.model_card.render import card_files, render_html
-from components.image_pusher.model_card.sources import CardSources, read_card_sources
+from components.model_card.card import stamp_card, NOT_MEASURED, build_card, validate
+from components.model_card.card_files import card_files, render_html
+from components.model_card.sources import CardSources, read_card_sources
 
 AUDIT = {
     "examples": 40, "accuracy": 0.925, "seconds": 3.5,
@@ -56,8 +56,22 @@ def _metric(card, kind, slice_part=""):
             if m["type"] == kind and slice_part in m.get("slice", "")]
 
 
+def _pushed(sources, version, path, tflite=None):
+    """The card as the Pusher ships it: built before the push, stamped at it."""
+    return stamp_card(build_card(sources, tflite), version, 1795600000.0, path)
+
+
+def test_a_draft_card_fits_the_schema_and_the_stamp_adds_the_version():
+    draft = build_card(FULL, TFLITE)
+    validate(draft)
+    assert "version" not in draft["model_details"]
+    stamped = stamp_card(draft, 4, 1795600000.0, "/serving/pets/4")
+    assert stamped["model_details"]["path"] == "/serving/pets/4"
+    assert stamped["model_details"]["documentation"].startswith("Version 4 of pets, pushed at ")
+
+
 def test_a_card_with_the_audit_and_data_health_fits_the_schema_and_carries_the_figures():
-    card = build_card(FULL, 4, 1795600000.0, "/serving/pets/4", TFLITE)
+    card = _pushed(FULL, 4, "/serving/pets/4", TFLITE)
     validate(card)
     assert card["model_details"]["version"] == {"name": "4", "date": "2026-11-25"}
     assert _metric(card, "accuracy", "overall") == ["0.9250"]
@@ -81,7 +95,7 @@ def test_a_card_with_the_audit_and_data_health_fits_the_schema_and_carries_the_f
 
 
 def test_a_card_without_audit_or_ingest_report_says_not_measured_and_still_fits():
-    card = build_card(BARE, 1, 1795600000.0, "/serving/pets/1")
+    card = _pushed(BARE, 1, "/serving/pets/1")
     validate(card)
     assert _metric(card, "accuracy") == [NOT_MEASURED]
     assert _metric(card, "audit") == [NOT_MEASURED]
@@ -92,7 +106,7 @@ def test_a_card_without_audit_or_ingest_report_says_not_measured_and_still_fits(
 
 
 def test_the_schema_is_enforced():
-    card = build_card(BARE, 1, 1795600000.0, "/serving/pets/1")
+    card = _pushed(BARE, 1, "/serving/pets/1")
     with pytest.raises(jsonschema.ValidationError):
         validate({**card, "pushed_at": 1})  # the schema allows no other top-level key
     with pytest.raises(jsonschema.ValidationError):
@@ -102,12 +116,12 @@ def test_the_schema_is_enforced():
 
 def test_the_html_shows_the_key_figures_and_escapes_labels():
     sources = dataclasses.replace(FULL, labels=["cat", "<b>dog</b>"])
-    html = render_html(build_card(sources, 4, 1795600000.0, "/serving/pets/4", TFLITE))
+    html = render_html(_pushed(sources, 4, "/serving/pets/4", TFLITE))
     for text in ("Model Card for pets", "0.9250", "0.4321", "image/slice/size=small",
                  "mnist_cnn", "labels and normalization are embedded", "&lt;b&gt;dog&lt;/b&gt;"):
         assert text in html, text
     assert "<b>dog</b>" not in html
-    files = card_files(build_card(BARE, 1, 1795600000.0, "/serving/pets/1"))
+    files = card_files(_pushed(BARE, 1, "/serving/pets/1"))
     assert json.loads(files["model_card.json"])["schema_version"] == "0.0.2"
     assert b"not measured" in files["model_card.html"]
 
@@ -128,6 +142,6 @@ def test_sources_are_read_where_the_pipeline_writes_them_and_missing_ones_are_no
     assert sources.labels == ["cat", "dog"] and sources.training["epochs_run"] == 12
     assert sources.audit == AUDIT and sources.report == REPORT
     assert sources.input_shape is None and sources.architecture is None  # no SavedModel here
-    validate(build_card(sources, 2, 1795600000.0, "/serving/pets/2"))
+    validate(_pushed(sources, 2, "/serving/pets/2"))
     bare = read_card_sources("pets", str(tmp_path / "none"), str(tmp_path / "none"), None, {}, {})
     assert (bare.labels, bare.training, bare.audit) == ([], None, None)

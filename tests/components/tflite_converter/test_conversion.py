@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_pusher import tflite, tflite_metadata
-from components.image_pusher.tflite_push import push_tflite
+from components.image_pusher.tflite_publish import publish_tflite
+from components.tflite_converter import conversion as tflite, tflite_metadata
+from components.tflite_converter.settings import TFLiteSettings
+from components.tflite_converter.staging import convert_into
 from modules.model import build_cnn, compile_model
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
@@ -133,12 +135,19 @@ def _with_assets(saved_model: str) -> str:
     return saved_model
 
 
-def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image, monkeypatch):
+def _convert(model, examples, out, quantize, tolerance):
+    return convert_into(model, examples, str(out), TFLiteSettings("digits", quantize, tolerance),
+                        source="7")
+
+
+def test_a_conversion_writes_its_files_or_nothing_and_publishes_as_a_version(
+        trained, tmp_path, make_image, monkeypatch):
     examples, model = _examples_artifact(tmp_path, make_image), _with_assets(trained)
+    result = _convert(model, examples, tmp_path / "converted", "dynamic", 0.01)
+    assert result["converted"] and result["parity"]["ok"]
     base = tmp_path / "tflite" / "digits"
-    result = push_tflite(model, examples, str(base), 7, "dynamic", tolerance=0.01,
-                         files={"model_card.json": b"{}"})
-    assert result["path"] == str(base / "7") and result["parity"]["ok"]
+    assert publish_tflite(str(tmp_path / "converted"), str(base), 7,
+                          {"model_card.json": b"{}"}) == str(base / "7")
     assert sorted(os.listdir(base / "7")) == ["labels.txt", "model.tflite", "model_card.json",
                                               "model_info.json"]
     info = json.loads((base / "7" / "model_info.json").read_text())
@@ -150,19 +159,19 @@ def test_push_writes_a_complete_version_or_nothing(trained, tmp_path, make_image
     displayer = _metadata().MetadataDisplayer.with_model_file(str(base / "7" / "model.tflite"))
     assert displayer.get_associated_file_buffer("labels.txt") == b"dark\nbright\n"
     assert json.loads(displayer.get_metadata_json())["name"] == "digits"
-    # A gate no conversion can pass: nothing is pushed, and the reason says why.
-    refused = push_tflite(model, examples, str(base), 8, "none", tolerance=-1.0)
-    assert refused["path"] is None and "only the SavedModel was pushed" in refused["reason"]
-    assert sorted(os.listdir(base)) == ["7"]
-    # Without libusb the writer's native module cannot load: pushed all the same, and said.
+    # A gate no conversion can pass: nothing is written, and the reason says why.
+    refused = _convert(model, examples, tmp_path / "refused", "none", -1.0)
+    assert not refused["converted"] and "below the SavedModel's" in refused["reason"]
+    assert not (tmp_path / "refused").exists()
+    # Without libusb the writer's native module cannot load: converted all the same, and said.
     monkeypatch.setattr(tflite_metadata, "_writer", _missing_libusb)
-    bare = push_tflite(model, examples, str(base), 9, "none", tolerance=0.01)
-    assert bare["path"] == str(base / "9") and not bare["metadata"]["embedded"]
-    reason = json.loads((base / "9" / "model_info.json").read_text())["metadata"]["reason"]
+    bare = _convert(model, examples, tmp_path / "bare", "none", 0.01)
+    assert bare["converted"] and not bare["metadata"]["embedded"]
+    reason = json.loads((tmp_path / "bare" / "model_info.json").read_text())["metadata"]["reason"]
     assert "libusb-1.0" in reason and "apt-get install libusb-1.0-0" in reason
-    assert (base / "9" / "labels.txt").read_text() == "dark\nbright\n"
+    assert (tmp_path / "bare" / "labels.txt").read_text() == "dark\nbright\n"
     with pytest.raises(ValueError, match="does not have metadata"):
-        _metadata().MetadataDisplayer.with_model_file(str(base / "9" / "model.tflite"))
+        _metadata().MetadataDisplayer.with_model_file(str(tmp_path / "bare" / "model.tflite"))
 
 
 def _missing_libusb():

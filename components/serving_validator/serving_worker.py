@@ -1,6 +1,6 @@
 """The serving check's server side: a fresh process that loads the candidate as TF Serving would.
 
-    python -m components.image_pusher.serving_worker < job.json > result.json
+    python -m components.serving_validator.serving_worker < job.json > result.json
 
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
 imagepipe's training code (only the light components/contract.py), so a model

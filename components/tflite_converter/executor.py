@@ -1,0 +1,72 @@
+"""TFX adapter: convert a blessed model to TFLite (staging.py); record the verdict.
+
+A model either blessing refused is not converted. The verdict is recorded on
+the output, where a TFX user looks for the stage that refused: `converted`
+(1 or 0), `reason`, `tflite_parity` and `tflite_metadata` (JSON).
+"""
+import json
+import logging
+import os
+from typing import Any, Dict, List, Optional
+
+from tfx import types
+from tfx.dsl.components.base import base_executor
+from tfx.types import artifact_utils, standard_component_specs as keys
+from tfx.utils import path_utils
+
+from components.blessings import not_blessed
+from components.contract import (CONVERTED_PROPERTY as CONVERTED, QUANTIZE_PROPERTY as QUANTIZE,
+                                 REASON_PROPERTY as REASON, TFLITE_METADATA_PROPERTY as METADATA,
+                                 TFLITE_MODEL_KEY, TFLITE_PARITY_PROPERTY as PARITY)
+from components.parameters import decode
+from components.tflite_converter.settings import TFLiteSettings
+from components.tflite_converter.staging import convert_into
+from components import tfx_internals
+
+# The output is a Model artifact holding model.tflite, as TFX's TFLite rewriter's is.
+
+
+class Executor(base_executor.BaseExecutor):
+    """Converts the candidate when both blessings allow it; never fails the run over TFLite."""
+
+    def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
+           output_dict: Dict[str, List[types.Artifact]],
+           exec_properties: Dict[str, Any]) -> None:
+        """Writes model.tflite and its files into the output, or records why not."""
+        tfx_internals.log_startup(self, input_dict, output_dict, exec_properties)
+        output = artifact_utils.get_single_instance(output_dict[TFLITE_MODEL_KEY])
+        refused = not_blessed(input_dict)
+        if refused:
+            _record(output, {"converted": False, "reason": f"not converted: {refused}",
+                             "parity": None, "metadata": None})
+            return
+        model = artifact_utils.get_single_instance(input_dict[keys.MODEL_KEY])
+        examples = artifact_utils.get_single_instance(input_dict[keys.EXAMPLES_KEY])
+        model_path = path_utils.serving_model_path(model.uri)
+        settings = decode(TFLiteSettings, exec_properties)
+        output.set_string_custom_property(QUANTIZE, settings.quantize)
+        try:
+            result = convert_into(model_path, examples.uri, output.uri, settings,
+                                  source=os.path.basename(model.uri.rstrip("/")))
+        except Exception as e:  # noqa: BLE001  (the SavedModel still ships; say why not TFLite)
+            result = conversion_failed(e)
+        _record(output, result)
+
+
+def conversion_failed(error: Exception) -> dict:
+    """The verdict of a conversion that raised: the first line of the error."""
+    logging.exception("TFLite conversion failed")
+    text = str(error).strip()
+    return {"converted": False, "parity": {"ok": False}, "metadata": None,
+            "reason": f"TFLite conversion failed: {type(error).__name__}: "
+                      f"{text.splitlines()[0] if text else ''}"}
+
+
+def _record(output: types.Artifact, result: dict) -> None:
+    logging.info("TFLiteConverter: %s", result["reason"])
+    output.set_int_custom_property(CONVERTED, int(bool(result["converted"])))
+    output.set_string_custom_property(REASON, result["reason"])
+    if result.get("parity") is not None:
+        output.set_string_custom_property(PARITY, json.dumps(result["parity"]))
+    if result.get("metadata") is not None:
+        output.set_string_custom_property(METADATA, json.dumps(result["metadata"]))
