@@ -1,11 +1,12 @@
 """The performance suite in one command: end to end, training input, scaling, GPU.
 
-    bash scripts/bench.sh                 # everything (run time: docs/performance.md)
-    bash scripts/bench.sh suite --quick   # tiny sizes: checks that it all runs
+    bash scripts/bench.sh                # everything (run time: docs/performance.md)
+    bash scripts/bench.sh suite --quick  # tiny sizes: checks that it all runs
 
-Runs bench/e2e (cold vs warm `imagepipe run`), bench/training (the Trainer's
-fit vs NumPy, on the e2e run's artifacts), bench/scaling (1k/10k/50k images)
-and bench/gpu (skipped without a GPU), each writing its own
+Runs bench/pipeline_runs/e2e (cold vs warm `imagepipe run`),
+bench/training/trainer_input (the Trainer's fit vs NumPy, on the e2e run's
+artifacts), bench/pipeline_runs/scaling (1k/10k/50k images) and
+bench/training/gpu (skipped without a GPU), each writing its own
 bench/results/<name>.json; then prints every goal with its measured value
 and writes bench/results/suite.json. Exit status 0 even when a goal is
 missed: the numbers are the result.
@@ -14,7 +15,8 @@ import argparse
 import shutil
 import tempfile
 
-from bench import e2e, gpu, scaling, training
+from bench.pipeline_runs import e2e, scaling
+from bench.training import gpu, trainer_input
 from bench.common import machine_info, print_table, write_results
 
 QUICK = {"e2e": ["--run-args=--train-steps 20 --accuracy-threshold 0"],
@@ -26,7 +28,8 @@ def _scaling_goals(result: dict) -> list:
 
     Memory three ways: the process's peak while the stage ran, the stage's own
     rise over the RSS it started with, and (Transform) that rise with the
-    executor re-run alone in a fresh process (bench/scaling.py says why).
+    executor re-run alone in a fresh process (bench/pipeline_runs/scaling.py
+    says why).
     """
     goals = []
     largest = max(r["images"] for r in result["rows"])
@@ -35,7 +38,7 @@ def _scaling_goals(result: dict) -> list:
                       "value": row["time/size"], "target": "<= 1 (linear or better)",
                       "met": row["time/size"] <= 1.25})
         if row["stage"] in ("ImageExampleGen", "Transform"):
-            for kind in ("peak", "rise", "alone_rise"):  # see bench/scaling.py
+            for kind in ("peak", "rise", "alone_rise"):  # see bench/pipeline_runs/scaling.py
                 if kind == "alone_rise" and row.get("alone_rise_mb") is None:
                     continue  # re-run alone only where TFX's executor is the question
                 goals.append({"goal": f"scaling {row['stage']} {kind} memory at {largest:,}",
@@ -52,7 +55,7 @@ def main(argv=None) -> dict:
     kept = tempfile.mkdtemp(prefix="imagepipe-bench-suite-")
     try:
         end_to_end = e2e.main([*quick.get("e2e", ["--repeat", "3"]), "--keep", kept])
-        feed = training.main(["--output", kept, *(["--repeat", "1"] if args.quick else [])])
+        feed = trainer_input.main(["--output", kept, *(["--repeat", "1"] if args.quick else [])])
     finally:
         shutil.rmtree(kept, ignore_errors=True)
     scale = scaling.main(quick.get("scaling", []))

@@ -88,7 +88,7 @@ def augment_batch(images: tf.Tensor, aug: Augmentation,
     independently.
 
     `size`: the side the random resized crops come out at (None: the input's);
-    bench/recipes crops photos decoded larger than the model's side with it.
+    bench/training/recipes crops photos decoded larger than the model's side with it.
 
     `seed` (two integers, e.g. (run seed, batch index)) alone decides every
     draw: stateless ops, because stateful ones (tf.random.uniform) in a

@@ -15,11 +15,12 @@ from modules.tuning.space import Architecture
 
 # (expansion, output channels, blocks, stride of the first block): MobileNetV2's
 # stage pattern, shallower and narrower: half the weights, and chosen over
-# MobileNetV2's own stages by bench/photo_models on flowers_photos
+# MobileNetV2's own stages by bench/training/photo_candidates on flowers_photos
 # (docs/training.md has the figures).
 STAGES = ((1, 16, 1, 1), (4, 24, 2, 2), (4, 48, 2, 2), (4, 96, 2, 2), (4, 160, 1, 2))
 STEM_CHANNELS, HEAD_CHANNELS, DROPOUT = 32, 512, 0.2
-# MobileNetV2's stages without its last 320-channel block: bench/photo_models' "photo_deep".
+# MobileNetV2's stages without its last 320-channel block:
+# bench/training/photo_candidates' "photo_deep".
 MOBILENET_V2_STAGES = ((1, 16, 1, 1), (4, 24, 2, 2), (4, 32, 3, 2), (4, 64, 3, 2),
                        (4, 96, 2, 1), (4, 160, 2, 2))
 # Keras' default 0.99 left the moving statistics so far behind the weights
@@ -73,8 +74,8 @@ def build_photo(input_shape: Sequence[int], num_classes: int,
 
     A search (`arch`) scales every width, adds blocks to the stages that have
     more than one, sets the dropout and may resize the input. `stages` and
-    `head_channels` exist for bench/photo_models' candidates, `excite` (channel gates in
-    the expanded blocks) for bench/recipes'.
+    `head_channels` exist for bench/training/photo_candidates' candidates, `excite`
+    (channel gates in the expanded blocks) for bench/training/recipes'.
     """
     inputs, x = image_input(input_shape, arch.image_size)
     x = _conv_bn(x, scaled(STEM_CHANNELS, arch.width), kernel=3, stride=2)

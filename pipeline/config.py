@@ -29,7 +29,7 @@ DEFAULT_MAX_PIXELS = 100_000_000
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 # In-process Beam: for datasets that fit one machine, Beam's worker processes
 # (each re-importing TensorFlow) cost more than they save; ingestion encodes
-# on every core anyway (bench/ingest; measured: docs/performance.md).
+# on every core anyway (bench/ingestion/ingest_speed; measured: docs/performance.md).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
 
 

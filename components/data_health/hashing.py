@@ -9,7 +9,7 @@ from typing import Optional, Tuple
 
 from PIL import Image
 
-# Switched off only by bench/data_health.py, to time ingestion without the checks.
+# Switched off only by bench/ingestion/data_health_cost.py, to time ingestion without the checks.
 ENABLED = True
 # blake2b digest size of the content hash: 128 bits, so that two different
 # files never share one in any dataset (the birthday bound is ~10^19 files).

@@ -38,7 +38,7 @@ def test_transform_analyzes_train_only_and_is_applied_on_the_fly(config):
 
 
 def test_statistics_use_bounded_memory_sketches(config):
-    # Exact top-k over the encoded-image feature grew with the data (bench/scaling).
+    # Exact top-k over the encoded-image feature grew with the data (bench/pipeline_runs/scaling).
     statistics = {c.id: c for c in create_components(planned(config))}["StatisticsGen"]
     options = json.loads(statistics.exec_properties["stats_options_json"])
     assert options["_use_sketch_based_topk_uniques"] is True

@@ -1,7 +1,7 @@
 """Batch prediction (`imagepipe predict --data`, Beam RunInference) against the one-image loop.
 
-    bash scripts/bench.sh batch_predict --idx ~/fashion_mnist   # 1,000 and 10,000
-    bash scripts/bench.sh batch_predict --images ~/photos --model outputs/serving/imagepipe
+    bash scripts/bench.sh serving/batch_predict --idx ~/fashion_mnist  # 1,000 and 10,000
+    bash scripts/bench.sh serving/batch_predict --images ~/photos --model outputs/serving/imagepipe
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
@@ -28,7 +28,8 @@ import tempfile
 
 from bench.common import imagepipe_command, machine_info, print_table, run_sampled, write_results
 
-DEFAULT_OUTPUT = "/tmp/imagepipe-bench-serving"  # bench/serving.py trains its model there too
+# bench/serving/model_formats.py trains its model there too.
+DEFAULT_OUTPUT = "/tmp/imagepipe-bench-serving"
 
 
 def write_idx_pngs(idx_dir: str, count: int, folder: str) -> None:
@@ -105,7 +106,7 @@ def _measure_size(count: int, args, model: str, workdir: str) -> list:
 def _model(args) -> str:
     if args.model:
         return args.model
-    from bench.serving import _ensure_run  # trains on the bundled digits if needed
+    from bench.serving.model_formats import _ensure_run  # trains on the bundled digits if needed
     return _ensure_run(args.output)["pushed"]["serving"]
 
 

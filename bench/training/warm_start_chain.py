@@ -1,7 +1,7 @@
 """Continuous training: each new span warm-started from the last blessed model, against scratch.
 
-    bash scripts/bench.sh continuous                                  # bundled digits, ~3 min
-    bash scripts/bench.sh continuous --data ~/datasets/fashion_mnist  # ~25 min on 2 cores
+    bash scripts/bench.sh training/warm_start_chain    # bundled digits, ~3 min
+    bash scripts/bench.sh training/warm_start_chain --data ~/datasets/fashion_mnist  # ~25 min
 
 Cuts an IDX dataset (train and t10k files) into --spans spans, each an .npz
 of a contiguous share of the train and test images, and runs:
@@ -24,9 +24,9 @@ import numpy as np
 
 from bench.common import imagepipe_command, machine_info, print_table, read_summary, write_results
 from components.image_example_gen.readers.arrays import list_idx, read_chunk
+from pipeline.config import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA = os.path.join(ROOT, "data", "mnist_1k", "idx")
+DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "idx")
 
 
 def _arrays(data: str) -> dict:

@@ -1,7 +1,7 @@
 """Ingestion throughput and peak memory: `imagepipe ingest` against a plain loop.
 
-    bash scripts/bench.sh ingest                     # 5,000 and 20,000 images
-    bash scripts/bench.sh ingest --sizes 2000 --repeat 1   # quick look
+    bash scripts/bench.sh ingestion/ingest_speed                          # 5,000 and 20,000 images
+    bash scripts/bench.sh ingestion/ingest_speed --sizes 2000 --repeat 1  # quick look
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
@@ -107,7 +107,7 @@ def run_variant(name: str, data: str, out: str) -> dict:
 
 def _measure(name: str, data: str, out: str) -> dict:
     """Runs a variant in a fresh process; adds its peak RSS (children included)."""
-    code = ("import json, resource, sys; from bench.ingest import run_variant; "
+    code = ("import json, resource, sys; from bench.ingestion.ingest_speed import run_variant; "
             f"r = run_variant({name!r}, {data!r}, {out!r}); "
             "r['peak_rss_mb'] = max(resource.getrusage(w).ru_maxrss for w in "
             "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024; "

@@ -1,7 +1,7 @@
 """SavedModel against each TFLite quantization: size, latency, throughput, eval accuracy.
 
-    bash scripts/bench.sh serving                      # trains first if needed
-    bash scripts/bench.sh serving --output outputs     # use an existing run's model
+    bash scripts/bench.sh serving/model_formats                   # trains first if needed
+    bash scripts/bench.sh serving/model_formats --output outputs  # use an existing run's model
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 

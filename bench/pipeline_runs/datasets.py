@@ -1,8 +1,8 @@
 """Default runs on real data: accuracy, cold wall time and peak memory against their GOALS.
 
-    bash scripts/bench.sh datasets --only mnist_1k camera
-    bash scripts/bench.sh datasets --only flowers --flowers ~/datasets/flowers_photos
-    bash scripts/bench.sh datasets --only fashion --fashion ~/datasets/fashion_mnist
+    bash scripts/bench.sh pipeline_runs/datasets --only mnist_1k camera
+    bash scripts/bench.sh pipeline_runs/datasets --only flowers --flowers ~/datasets/flowers_photos
+    bash scripts/bench.sh pipeline_runs/datasets --only fashion --fashion ~/datasets/fashion_mnist
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
@@ -50,7 +50,8 @@ def make_camera_photos(root: str, count: int = 96) -> str:
 def run_dataset(name: str, data: str, keep: str = None) -> dict:
     """One cold default run on `data`; what it chose, scored and cost.
 
-    The run's output is deleted, or kept in `keep`/<name> (for bench/training --output).
+    The run's output is deleted, or kept in `keep`/<name> (for bench/training/trainer_input
+    --output).
     """
     output = os.path.join(keep, name) if keep else tempfile.mkdtemp(
         prefix=f"imagepipe-bench-{name}-")

@@ -1,7 +1,7 @@
 """GPU training throughput: mixed precision (mixed_float16) against float32, same model.
 
-    bash scripts/bench.sh gpu                 # skips cleanly when no GPU is visible
-    bash scripts/bench.sh gpu --steps 300     # longer timing window
+    bash scripts/bench.sh training/gpu              # skips cleanly when no GPU is visible
+    bash scripts/bench.sh training/gpu --steps 300  # longer timing window
 
 On each visible GPU configuration, builds the Trainer's model through the
 same strategy selection (modules/distribution.select_strategy: MirroredStrategy

@@ -1,7 +1,7 @@
 """Peak memory of `imagepipe ingest` on large JPEGs: bounded, whatever the dataset size.
 
-    bash scripts/bench.sh memory                 # 0.5 then 2 GB (run time: docs/performance.md)
-    bash scripts/bench.sh memory --gb 0.1 0.4    # quicker look
+    bash scripts/bench.sh ingestion/ingest_memory  # 0.5 then 2 GB (run time: docs/performance.md)
+    bash scripts/bench.sh ingestion/ingest_memory --gb 0.1 0.4  # quicker look
 
 Generates class folders of 3000x2000 noise JPEGs (noise barely compresses:
 several MB each; disk needed: docs/performance.md) in --work, ingests each

@@ -1,6 +1,6 @@
 """Bytes on disk per example, 224x224 RGB: raw examples (our choice) against materialized Transform.
 
-    bash scripts/bench.sh storage            # 64 images (run time: docs/performance.md)
+    bash scripts/bench.sh ingestion/example_bytes  # 64 images (run time: docs/performance.md)
 
 Transform runs with materialize=False: only the ingested examples (the
 original JPEG bytes plus a few small features, gzipped) are stored, and the

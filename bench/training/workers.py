@@ -1,7 +1,7 @@
 """One Trainer process against two local workers, synchronous and with a parameter server.
 
-    bash scripts/bench.sh workers                                   # bundled digits, ~5 min
-    bash scripts/bench.sh workers --data ~/datasets/flowers_photos --epochs 2
+    bash scripts/bench.sh training/workers  # bundled digits, ~5 min
+    bash scripts/bench.sh training/workers --data ~/datasets/flowers_photos --epochs 2
 
 Runs `imagepipe run --workers 1`, `--workers 2` (MultiWorkerMirroredStrategy)
 and `--workers 2 --ps 1` (ParameterServerStrategy) on the same data and
@@ -25,9 +25,8 @@ import subprocess
 import tempfile
 
 from bench.common import imagepipe_command, machine_info, print_table, read_summary, write_results
+from pipeline.config import DEFAULT_DATA  # the bundled digits
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA = os.path.join(ROOT, "data", "mnist_1k", "png")
 SETUPS = ((1, 0), (2, 0), (2, 1))  # (workers, parameter servers)
 
 

@@ -1,6 +1,6 @@
 """One TFX executor's own memory, re-run alone on a finished run's artifacts.
 
-    python -m bench.executor_memory --output OUT --component Transform
+    python -m bench.pipeline_runs.executor_memory --output OUT --component Transform
 
 Why: in `imagepipe run` the components share one process, and the heap an
 earlier component grew is reused or kept unpredictably, so a component's rise
@@ -8,7 +8,7 @@ in the pipeline carries its predecessors' state. Here the executor runs in a
 fresh process, with the inputs and execution properties the run recorded in
 ML Metadata, under the same local Beam settings; RSS (with any child
 processes) is sampled every 50 ms. Prints one JSON line: start_mb (after
-imports), peak_mb, rise_mb, seconds. bench/scaling runs it for StatisticsGen
+imports), peak_mb, rise_mb, seconds. bench/pipeline_runs/scaling runs it for StatisticsGen
 and Transform at each size.
 
 What it showed for Transform: a rise that grows with the dataset and is

@@ -1,7 +1,7 @@
 """CPU training levers: bfloat16, XLA and oneDNN's bf16 math against float32, same model.
 
-    bash scripts/bench.sh levers                         # photo at 128 px, cnn at 28 px
-    bash scripts/bench.sh levers --models photo:160 --seconds 5
+    bash scripts/bench.sh training/levers  # photo at 128 px, cnn at 28 px
+    bash scripts/bench.sh training/levers --models photo:160 --seconds 5
 
 Each lever trains one of the Trainer's built-in models (modules.model.MODELS)
 on random in-memory images, in a fresh process: a warm-up (which takes any
@@ -58,7 +58,7 @@ def throughput(lever: str, model: str, size: int, seconds: float) -> dict:
 def _measure(lever: str, model: str, size: int, seconds: float) -> dict:
     env = "import os; os.environ['ONEDNN_DEFAULT_FPMATH_MODE'] = 'BF16'; " \
         if lever == "onednn_bf16" else ""
-    code = (f"{env}import json; from bench.levers import throughput; "
+    code = (f"{env}import json; from bench.training.levers import throughput; "
             f"print('RESULT', json.dumps(throughput({lever!r}, {model!r}, {size}, {seconds})))")
     return run_result_in_process(code, f"{lever} on {model} at {size} px")
 

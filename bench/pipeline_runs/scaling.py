@@ -1,7 +1,7 @@
 """Scaling: ingestion, Transform and training time and peak memory against dataset size.
 
-    bash scripts/bench.sh scaling                      # 1k, 10k, 50k images
-    bash scripts/bench.sh scaling --sizes 1000 5000    # quicker look
+    bash scripts/bench.sh pipeline_runs/scaling                    # 1k, 10k, 50k images
+    bash scripts/bench.sh pipeline_runs/scaling --sizes 1000 5000  # quicker look
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
@@ -15,7 +15,7 @@ and any worker processes) while that component's start/done lines bracket it:
 component started with (the components share one process, so a peak also
 carries what earlier components left on the heap). StatisticsGen and
 Transform are also re-run alone on each run's artifacts, in a fresh process
-(bench/executor_memory), `alone_rise`. Every figure is a ratio
+(bench/pipeline_runs/executor_memory), `alone_rise`. Every figure is a ratio
 against the smallest dataset of the same run: `time/size` <= 1 is linear
 or better; `peak` and `rise` near 1 are flat. Writes
 bench/results/scaling.json.
@@ -31,10 +31,11 @@ import tempfile
 from bench.common import (component_peaks_mb, component_rises_mb, imagepipe_command,
                           machine_info, print_table,
                           read_summary, run_sampled, write_results)
-from bench.ingest import make_dataset
+from bench.ingestion.ingest_speed import make_dataset
 
 STAGES = ("ImageExampleGen", "Transform", "Trainer")
-ALONE = ("StatisticsGen", "Transform")  # re-run alone in a fresh process (bench/executor_memory)
+# Re-run alone in a fresh process (bench/pipeline_runs/executor_memory).
+ALONE = ("StatisticsGen", "Transform")
 
 
 def run_size(images: int, work: str) -> dict:
@@ -55,8 +56,8 @@ def run_size(images: int, work: str) -> dict:
 
 
 def _alone(output: str, node: str) -> dict:
-    """bench/executor_memory on the run's artifacts: the executor's rise in a fresh process."""
-    command = [sys.executable, "-m", "bench.executor_memory", "--output", output,
+    """bench/pipeline_runs/executor_memory on the run's artifacts: the executor's rise alone."""
+    command = [sys.executable, "-m", "bench.pipeline_runs.executor_memory", "--output", output,
                "--component", node]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,7 +1,7 @@
 """End to end: `imagepipe run` on the bundled data, cold (empty output) then warm (cached).
 
-    bash scripts/bench.sh e2e                 # data/mnist_1k, 1 cold + 1 warm run
-    bash scripts/bench.sh e2e --repeat 3      # medians of 3 each
+    bash scripts/bench.sh pipeline_runs/e2e             # data/mnist_1k, 1 cold + 1 warm run
+    bash scripts/bench.sh pipeline_runs/e2e --repeat 3  # medians of 3 each
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 

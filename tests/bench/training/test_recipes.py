@@ -1,9 +1,9 @@
-"""bench.recipes: each recipe trains within its budget and is scored on the eval images."""
+"""bench.training.recipes: each recipe trains within its budget and is scored on the eval images."""
 import numpy as np
 import pytest
 import tf_keras as keras
 
-from bench.recipes import run_recipe
+from bench.training.recipes import run_recipe
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ def test_gated_sharp_crops_train_from_the_larger_photos_and_score_the_smaller():
     assert row["side"] == 32 and len(row["val_accuracy"]) == 2
     # Scored on x at 32 px, by a gated model holding the trained weights.
     assert row["at_sides"][32][0] == round(row["final_acc"], 4)
-    from bench.recipes import _batches  # the 48 px photos, cropped to 32 px batches
+    from bench.training.recipes import _batches  # the 48 px photos, cropped to 32 px batches
     onehot = np.eye(2, dtype=np.float32)[y]
     assert _batches(larger, onehot, "gated_sharp", 32, 0, 8).element_spec[0].shape == \
         (8, 32, 32, 3)
@@ -49,7 +49,7 @@ def test_sharp_recipes_refuse_to_run_without_larger_photos(recipe):
 
 def test_cutmix_mixes_each_label_by_the_share_of_its_pixels_kept():
     import tensorflow as tf
-    from bench.recipes import _cutmix
+    from bench.training.recipes import _cutmix
     images = np.stack([np.full((16, 16, 1), i, np.float32) for i in range(6)])
     mixed, labels = _cutmix(tf.constant(images), tf.constant(np.eye(6, dtype=np.float32)),
                             tf.constant([0, 7], tf.int64))
@@ -77,8 +77,8 @@ def test_fixed_epochs_and_scores_at_other_sides():
 
 def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
     from PIL import Image
-    from bench.photo_models import channel_stats, load_folder, normalized
-    from bench.recipes import center_crops
+    from bench.training.photo_candidates import channel_stats, load_folder, normalized
+    from bench.training.recipes import center_crops
     rng = np.random.default_rng(2)
     for label in ("a", "b"):
         (tmp_path / label).mkdir()
@@ -98,7 +98,7 @@ def test_center_crops_keep_the_side_and_the_models_normalization(tmp_path):
 
 @pytest.mark.parametrize("fraction", ["0", "1.2", "-0.5"])
 def test_a_crop_outside_the_image_is_refused_naming_the_flag(fraction, capsys):
-    from bench.recipes import main
+    from bench.training.recipes import main
     with pytest.raises(SystemExit) as exit_:
         main(["--data", "unused", "--test-crops", fraction])
     assert exit_.value.code == 2 and "--test-crops" in capsys.readouterr().err

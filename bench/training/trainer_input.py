@@ -1,8 +1,8 @@
 """Training input efficiency: the Trainer's fit against the same model fed from NumPy.
 
-    bash scripts/bench.sh training                  # a pipeline run, then 3+3 fits
-    bash scripts/bench.sh training --output outputs # reuse a finished run's artifacts
-    bash scripts/bench.sh training --data ~/datasets/flowers_photos --repeat 1
+    bash scripts/bench.sh training/trainer_input                   # a pipeline run, then 3+3 fits
+    bash scripts/bench.sh training/trainer_input --output outputs  # a finished run's artifacts
+    bash scripts/bench.sh training/trainer_input --data ~/datasets/flowers_photos --repeat 1
 
 Run time on 2 cores: docs/performance.md (the benchmarks table).
 
@@ -57,12 +57,14 @@ def train_arrays(uris: dict):
     import tensorflow as tf
     import tensorflow_transform as tft
     from components.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
+    from components.storage import files
     tft_output = tft.TFTransformOutput(uris["transform_graph"])
-    files = tf.io.gfile.glob(os.path.join(split_dir(uris["examples"], TRAIN), "*"))
+    folder = split_dir(uris["examples"], TRAIN)
+    records = [os.path.join(folder, name) for name in files.list_dir(folder)[1]]
     layer = tft_output.transform_features_layer()
     spec = tft_output.raw_feature_spec()
     images, labels = [], []
-    for batch in tf.data.TFRecordDataset(files, compression_type="GZIP").batch(256):
+    for batch in tf.data.TFRecordDataset(records, compression_type="GZIP").batch(256):
         xf = layer(tf.io.parse_example(batch, spec))
         images.append(xf[IMAGE_XF].numpy())
         labels.append(xf[LABEL_XF].numpy())
@@ -208,7 +210,7 @@ def main(argv=None) -> dict:
     config = PipelineConfig()
     if args.output is not None:
         return measure(args, config, args.output)
-    from bench.e2e import one_run
+    from bench.pipeline_runs.e2e import one_run
     output = tempfile.mkdtemp(prefix="imagepipe-bench-training-")
     try:
         one_run(args.data, output, args.run_args.split())

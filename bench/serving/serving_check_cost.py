@@ -1,7 +1,7 @@
 """What the serving check adds to a push: the Pusher's work with it, and as it was without it.
 
-    bash scripts/bench.sh serving_check                   # trains first if needed
-    bash scripts/bench.sh serving_check --output outputs  # an existing run's artifacts
+    bash scripts/bench.sh serving/serving_check_cost                   # trains first if needed
+    bash scripts/bench.sh serving/serving_check_cost --output outputs  # an existing run's artifacts
 
 On one run's Trainer model and examples, alternately (`--repeat` times each):
 - baseline: the push before the check existed: publish the SavedModel, write
@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from bench.common import machine_info, print_table, write_results
-from bench.serving import _ensure_run
+from bench.serving.model_formats import _ensure_run
 
 GOAL_ADDED_S = 3.0  # goal: the check adds at most 3 s to a default run
 

@@ -1,15 +1,15 @@
-"""bench.levers: each lever trains the same model; ratios to float32."""
+"""bench.training.levers: each lever trains the same model; ratios to float32."""
 import pytest
 import tf_keras as keras
 
-from bench import levers
+from bench.training import levers
 
 pytestmark = pytest.mark.integration
 
 
 def test_each_lever_is_timed_against_float32(tmp_path, monkeypatch):
     # In this process rather than one per lever (bench.common.run_result_in_process, tested
-    # with bench.data_health): a fresh process per lever imports TensorFlow again.
+    # with bench.ingestion.data_health_cost): a fresh process per lever imports TensorFlow again.
     monkeypatch.setattr("bench.common.RESULTS_DIR", str(tmp_path))
     monkeypatch.setattr(levers, "_measure", levers.throughput)
     try:

@@ -1,7 +1,7 @@
 """How far the perceptual hash moves when a photo is re-encoded or resized.
 
-    .venv/bin/python -m bench.near_copies --data ~/datasets/flowers_photos
-    .venv/bin/python -m bench.near_copies --data DIR --photos 300 --full-decode
+    .venv/bin/python -m bench.ingestion.near_copies --data ~/datasets/flowers_photos
+    .venv/bin/python -m bench.ingestion.near_copies --data DIR --photos 300 --full-decode
 
 Takes --photos JPEG/PNG files of an image folder (a fixed random sample),
 makes two copies of each in memory: re-encoded as JPEG at quality 60-80, and

@@ -1,8 +1,8 @@
 """A photo folder in a gs:// bucket against the same photos on local disk: plan and ingest.
 
-    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos            # ~15 min
-    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos --limit 20  # ~3 min
-    bash scripts/bench.sh bucket --data ~/datasets/flowers_photos --gcs-output  # + a 3rd row
+    bash scripts/bench.sh ingestion/bucket --data ~/datasets/flowers_photos               # ~15 min
+    bash scripts/bench.sh ingestion/bucket --data ~/datasets/flowers_photos --limit 20    # ~3 min
+    bash scripts/bench.sh ingestion/bucket --data ~/datasets/flowers_photos --gcs-output  # 3rd row
 
 Needs root: the bucket is fake-gcs-server in a private network namespace
 (scripts/with_gcs.sh), seeded with hard links to (or copies of) the photos.
@@ -33,8 +33,9 @@ import threading
 import time
 
 from bench.common import imagepipe_command, machine_info, print_table, write_results
+from pipeline.config import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(REPO_ROOT)
 BUCKET, PREFIX = "imagepipe-test", "flowers"
 GOAL_TIME_RATIO, GOAL_MEMORY_RATIO = 2.0, 1.25  # 1.25: the suite's "flat memory" allowance
 # Processes of scripts/with_gcs.sh's server side, found by their command line.
@@ -89,7 +90,7 @@ def measure_commands(commands: list) -> None:
 
 def _run_measured(commands: list, prefix: list) -> tuple:
     """measure_commands(commands) in a fresh process behind `prefix`; (results, total s)."""
-    code = f"from bench.bucket import measure_commands; measure_commands({commands!r})"
+    code = f"from bench.ingestion.bucket import measure_commands; measure_commands({commands!r})"
     start = time.perf_counter()
     proc = subprocess.run([*prefix, sys.executable, "-W", "ignore", "-c", code], cwd=ROOT,
                           capture_output=True, text=True, check=False)

@@ -1,10 +1,10 @@
 """Training recipes on real photos at a fixed time budget: accuracy per minute, side by side.
 
-    bash scripts/bench.sh recipes --data ~/datasets/flowers_photos --budget-s 150
-    bash scripts/bench.sh recipes --data DIR --only float32 ema mixup
+    bash scripts/bench.sh training/recipes --data ~/datasets/flowers_photos --budget-s 150
+    bash scripts/bench.sh training/recipes --data DIR --only float32 ema mixup
 
 The photo model at the planned side (128 px on a CPU), trained from scratch on
-the folder (decoded once per side, split and normalized as bench/photo_models
+the folder (decoded once per side, split and normalized as bench/training/photo_candidates
 does) with the Trainer's pieces: the photo plan's augmentation, warmup then
 cosine, Adam at 2e-3, label smoothing 0.1. Each recipe changes one thing
 (gated_sharp two):
@@ -36,7 +36,7 @@ same weights in a model built for that side: the network is convolutional up to
 its global pooling), each alone and averaged with its mirror image; --test-crops
 on central crops at the trained side (each photo decoded larger, then cropped:
 objects look as large as random resized crops made them in training).
-XLA is left out: bench/levers measured it 25x slower on this CPU.
+XLA is left out: bench/training/levers measured it 25x slower on this CPU.
 A short timed fit first measures each recipe's seconds per step, which sets its
 epochs so that its training fits --budget-s; the schedule then spans exactly
 those epochs. Reports steps/s, epochs and the final eval accuracy (and the
@@ -50,7 +50,7 @@ from typing import Optional
 import numpy as np
 
 from bench.common import machine_info, print_table, write_results
-from bench.photo_models import channel_stats, load_folder, normalized
+from bench.training.photo_candidates import channel_stats, load_folder, normalized
 
 RECIPES = ("float32", "mixed_bfloat16", "ema", "mixup", "cutmix", "progressive",
            "no_smoothing", "side_160", "sgd", "squeeze_excite", "sharp_crops",

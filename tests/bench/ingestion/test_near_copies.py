@@ -1,8 +1,8 @@
-"""bench.near_copies: copies of photo-like images stay near; different images stay apart."""
+"""bench.ingestion.near_copies: copies of photo-like pictures stay near, different ones apart."""
 import numpy as np
 from PIL import Image
 
-from bench.near_copies import measure
+from bench.ingestion.near_copies import measure
 
 
 def _photo(path, seed):

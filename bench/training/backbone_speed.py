@@ -1,7 +1,7 @@
 """Keras Applications backbones on this CPU, and fine-tuning a saved backbone on real photos.
 
-    bash scripts/bench.sh backbones                        # images/s of each backbone
-    bash scripts/bench.sh backbones --flowers ~/datasets/flowers_photos
+    bash scripts/bench.sh training/backbone_speed  # images/s of each backbone
+    bash scripts/bench.sh training/backbone_speed --flowers ~/datasets/flowers_photos
 
 Throughput: each backbone at its planned CPU size (pipeline/planning/rules.py's
 BACKBONE_SIZE_BY_HARDWARE), fed from memory, in the two phases of

@@ -1,7 +1,8 @@
 """Choose the photo model by measuring: candidates trained from scratch on a photo folder.
 
-    bash scripts/bench.sh photo_models --data ~/datasets/flowers_photos
-    bash scripts/bench.sh photo_models --data DIR --sizes 96 128 --epochs 12 --only photo
+    bash scripts/bench.sh training/photo_candidates --data ~/datasets/flowers_photos
+    bash scripts/bench.sh training/photo_candidates --data DIR --sizes 96 128 --epochs 12 \
+        --only photo
 
 Decodes the folder once at each size (PIL, antialiased resize), splits it by
 the same path hash as ingestion (80/20), normalizes per channel with the train

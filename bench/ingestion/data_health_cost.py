@@ -1,7 +1,7 @@
 """What the data-health checks cost ingestion: `imagepipe ingest` with and without them.
 
-    .venv/bin/python -m bench.data_health --data ~/datasets/flowers_photos
-    .venv/bin/python -m bench.data_health --data DIR --repeat 5
+    .venv/bin/python -m bench.ingestion.data_health_cost --data ~/datasets/flowers_photos
+    .venv/bin/python -m bench.ingestion.data_health_cost --data DIR --repeat 5
 
 Each run is `run_ingest` (the same code as `imagepipe ingest`) in a fresh
 process, timed after imports; "off" sets components.data_health.hashing.ENABLED
@@ -68,7 +68,7 @@ def run_variant(enabled: bool, data: str, out: str) -> dict:
 
 
 def _measure(enabled: bool, data: str, out: str) -> dict:
-    code = ("import json; from bench.data_health import run_variant; "
+    code = ("import json; from bench.ingestion.data_health_cost import run_variant; "
             f"print('RESULT', json.dumps(run_variant({enabled!r}, {data!r}, {out!r})))")
     return run_result_in_process(code, f"ingest (checks {enabled})")
 

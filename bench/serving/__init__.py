@@ -1,0 +1,1 @@
+"""Serving: SavedModel against TFLite, the serving check's cost, batch prediction."""

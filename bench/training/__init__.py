@@ -1,0 +1,1 @@
+"""Training: the Trainer's input, backbones, CPU levers, recipes, GPU precision and workers."""
