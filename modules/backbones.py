@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
+from components.storage import files
 from modules.photo_model import BN_MOMENTUM
 from modules.summaries import IMAGE_SUMMARY, ImageSummary, classifier
 from modules.tuning.space import Architecture
@@ -117,10 +118,10 @@ def _fold_efficientnet_std(network: keras.Model) -> None:
 
 def _weights_file(path: str) -> str:
     """A local copy of `path` if it is remote (gs://): h5py reads local files only."""
-    if "://" not in path:
+    if not files.is_remote(path):
         return path
     local = os.path.join(tempfile.mkdtemp(prefix="imagepipe-weights-"), os.path.basename(path))
-    tf.io.gfile.copy(path, local)
+    files.copy(path, local)
     return local
 
 
@@ -132,7 +133,7 @@ def load_weights_file(network: keras.Model, path: str, backbone: str) -> None:
     expected = (f"a Keras weights file of {backbone} without its top (include_top=False), "
                 f"such as keras.applications.{BACKBONES[backbone].build}(include_top=False, "
                 f"weights=None).save_weights('{os.path.basename(path)}')")
-    if not (tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
+    if not (files.exists(path) or files.exists(path + ".index")):
         raise WeightsError(f"--weights {path}: no such file; expected {expected}")
     local = _weights_file(path)
     try:
@@ -249,10 +250,10 @@ def save_backbone_weights(model: keras.Model, directory: str) -> str:
     h5py writes local files only, so a gs:// directory gets a copy.
     """
     path = os.path.join(directory, BACKBONE_WEIGHTS_FILE)
-    local_dir = directory if "://" not in directory else tempfile.mkdtemp()
+    local_dir = tempfile.mkdtemp() if files.is_remote(directory) else directory
     local = os.path.join(local_dir, BACKBONE_WEIGHTS_FILE)
     backbone_of(model).save_weights(local)
     if local != path:
-        tf.io.gfile.copy(local, path, overwrite=True)
+        files.copy(local, path)
         shutil.rmtree(local_dir, ignore_errors=True)
     return path

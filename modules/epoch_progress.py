@@ -3,8 +3,9 @@ import json
 import os
 import time
 
-import tensorflow as tf
 import tf_keras as keras
+
+from components.storage import files
 
 _SHOWN = ("loss", "accuracy", "val_loss", "val_accuracy")
 
@@ -39,7 +40,7 @@ class FitThroughput(keras.callbacks.Callback):
     Validation is excluded (Keras runs it inside the epoch, after
     `on_test_begin`), and so is the first epoch, which pays for tracing and
     for filling the input pipeline: what is left is the steady state, the
-    figure bench/training compares with the same model fed from NumPy.
+    figure bench/training/trainer_input compares with the same model fed from NumPy.
     """
 
     def __init__(self, path: str, examples_per_step: int, steps_per_epoch: int,
@@ -86,21 +87,19 @@ class FitThroughput(keras.callbacks.Callback):
         previous = (read_fit_stats(os.path.dirname(self._path)) or {}).get("phases", [])
         phase = {"phase": self._phase, **stats, "val_accuracy": self._val_accuracy}
         stats["phases"] = [p for p in previous if p["phase"] != self._phase] + [phase]
-        with tf.io.gfile.GFile(self._path, "w") as f:  # gs:// on Kubeflow/Vertex
-            f.write(json.dumps(stats, indent=2))
+        files.write_text(self._path, json.dumps(stats, indent=2))  # gs:// on Kubeflow/Vertex
 
 
 def read_fit_stats(model_run_dir: str):
     """What FitThroughput wrote into the ModelRun folder, or None (an older run)."""
     path = os.path.join(model_run_dir, FIT_STATS_FILE)
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         return None
-    with tf.io.gfile.GFile(path) as f:
-        return json.loads(f.read())
+    return json.loads(files.read_text(path))
 
 
 def add_fit_stats(model_run_dir: str, **values) -> None:
     """Adds `values` to the stats FitThroughput wrote (e.g. the whole fit call's seconds)."""
     stats = read_fit_stats(model_run_dir) or {}
-    with tf.io.gfile.GFile(os.path.join(model_run_dir, FIT_STATS_FILE), "w") as f:
-        f.write(json.dumps({**stats, **values}, indent=2))
+    files.write_text(os.path.join(model_run_dir, FIT_STATS_FILE),
+                     json.dumps({**stats, **values}, indent=2))

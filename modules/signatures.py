@@ -22,6 +22,7 @@ from components.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_
                                  NORMALIZATION_FILE, PIXELS_INPUT, PROBABILITIES,
                                  SERVING_DEFAULT, SERVING_IMAGE, SERVING_TENSOR)
 from components.model_audit.signature import CLASS_ID_INPUT, HEATMAP, LAYER, SERVING_GRADCAM
+from components.storage import files
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -165,9 +166,7 @@ def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[s
     # No optimizer slots: serving never needs them, and Adam's would triple the size.
     model.save(path, save_format="tf", signatures=signatures, include_optimizer=False)
     extra = os.path.join(path, "assets.extra")
-    tf.io.gfile.makedirs(extra)
-    with tf.io.gfile.GFile(os.path.join(extra, LABELS_FILE), "w") as f:
-        f.write("".join(name + "\n" for name in labels))
-    with tf.io.gfile.GFile(os.path.join(extra, NORMALIZATION_FILE), "w") as f:
-        json.dump({"mean": [float(v) for v in np.ravel(mean)],
-                   "std": [float(v) for v in np.ravel(std)]}, f)
+    files.write_text(os.path.join(extra, LABELS_FILE), "".join(name + "\n" for name in labels))
+    files.write_text(os.path.join(extra, NORMALIZATION_FILE),
+                     json.dumps({"mean": [float(v) for v in np.ravel(mean)],
+                                 "std": [float(v) for v in np.ravel(std)]}))

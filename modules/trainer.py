@@ -26,6 +26,7 @@ from tfx_bsl.public import tfxio
 from components.contract import (EVAL, IMAGE_XF, LABEL_XF, LABELS_FILE, TRAIN,
                                  decode_cache_folder, examples_uri_of, read_labels, split_of,
                                  split_size)
+from components.storage import files
 from modules import autograph_rules
 from modules.augment import Augmentation, augment_batches
 from modules.data.decode_cache import CACHE_DIR, plan_caches, remove_caches, shuffle_buffer
@@ -116,8 +117,8 @@ def split_examples(file_pattern: str) -> int:
     known = split_size(examples_uri_of(file_pattern), split_of(file_pattern))
     if known:
         return known
-    files = tf.io.gfile.glob(file_pattern)
-    return int(tf.data.TFRecordDataset(files, compression_type="GZIP").reduce(
+    paths = files.glob(file_pattern)
+    return int(tf.data.TFRecordDataset(paths, compression_type="GZIP").reduce(
         np.int64(0), lambda count, _: count + 1))
 
 
@@ -310,7 +311,7 @@ def _scratch_folder(fn_args: FnArgs, params: TrainerParams) -> str:
         return tempfile.mkdtemp(prefix="imagepipe-worker-")
     execution = os.path.basename(fn_args.model_run_dir) + "-worker"
     folder = decode_cache_folder(params.cache_root, execution, os.getpid())
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(folder, exist_ok=True)  # os: the state folder is never a bucket
     return folder
 
 
@@ -423,10 +424,10 @@ def _worker_files(patterns, dist) -> Tuple[list, bool]:
     """
     if dist.workers <= 1 or dist.coordinated:
         return patterns, False
-    files = sorted(f for pattern in patterns for f in tf.io.gfile.glob(pattern))
-    if len(files) < dist.workers:
+    paths = sorted(f for pattern in patterns for f in files.glob(pattern))
+    if len(paths) < dist.workers:
         return patterns, False
-    return files[dist.task_index::dist.workers], True
+    return paths[dist.task_index::dist.workers], True
 
 
 def _sharded(dataset: tf.data.Dataset, dist, by_file: bool) -> tf.data.Dataset:
@@ -449,7 +450,7 @@ def _sharded(dataset: tf.data.Dataset, dist, by_file: bool) -> tf.data.Dataset:
 def _wait_for(path: str, seconds: float) -> None:
     """Waits until the chief's model is there; RuntimeError after `seconds`."""
     deadline = time.monotonic() + seconds
-    while not tf.io.gfile.exists(path):
+    while not files.exists(path):
         if time.monotonic() > deadline:
             raise RuntimeError(f"the chief wrote no model ({path}) within {seconds:.0f} s")
         time.sleep(1.0)

@@ -99,7 +99,7 @@ def _predict_batch(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.prediction.batch_io import output_kind, plan_job
     output = files.absolute(args.predict_output)
     output_kind(output)  # the extension, before anything heavy loads
-    if "://" not in output:
+    if not files.is_remote(output):
         _check_output(os.path.dirname(output))
     job = plan_job(args.model, files.absolute(args.predict_data), output, args.top_k,
                    config.image_key)

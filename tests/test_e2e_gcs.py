@@ -112,6 +112,6 @@ def test_the_compiled_kubeflow_package_runs_on_a_gs_pipeline_root(results):
     found = results["kubeflow"]
     _ok(found.get("compile", found))
     run = _ok(found.get("run", found))
-    assert len([line for line in run["stdout"].splitlines() if line.startswith("done ")]) == 9
+    assert len([line for line in run["stdout"].splitlines() if line.startswith("done ")]) == 12
     assert len(found["pushed"]) == 1 and found["pushed"][0].startswith(
         "gs://imagepipe-test/root/serving/imagepipe/")

@@ -5,10 +5,10 @@ from typing import Optional
 from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as BLESSED_KEY,
                                                 BLESSED_FILE_NAME as BLESSED_FILE,
                                                 NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
-from tfx.dsl.io import fileio
 
 from components.contract import VETOED_PROPERTY, ingest_report
 from components.drift import drift_gate
+from components.storage import files
 
 
 def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:
@@ -27,6 +27,5 @@ def veto(blessing, reason: str) -> None:
     if blessing.get_int_custom_property(BLESSED_KEY) != 1:
         return
     blessing.set_int_custom_property(BLESSED_KEY, 0)
-    fileio.remove(os.path.join(blessing.uri, BLESSED_FILE))
-    with fileio.open(os.path.join(blessing.uri, NOT_BLESSED_FILE), "w") as f:
-        f.write("")
+    files.remove(os.path.join(blessing.uri, BLESSED_FILE))
+    files.write_bytes(os.path.join(blessing.uri, NOT_BLESSED_FILE), b"")

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from components.contract import FILENAME_KEY
 from components.image_example_gen.encoding.encode import Fact
+from components.storage import files
 
 _GZIP = tf.io.TFRecordOptions(compression_type="GZIP")
 
@@ -29,13 +30,13 @@ def _filter_shard(path: str, dropped: Set[str]) -> None:
     if len(kept) == len(records):
         return
     if not kept:
-        tf.io.gfile.remove(path)
+        files.remove(path)
         return
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.dedupe.tmp")
     with tf.io.TFRecordWriter(temp, _GZIP) as writer:
         for record in kept:
             writer.write(record)
-    tf.io.gfile.rename(temp, path, overwrite=True)
+    files.rename(temp, path)
 
 
 def drop_examples(split_dirs: Dict[str, str], dropped: Set[str]) -> None:
@@ -43,7 +44,7 @@ def drop_examples(split_dirs: Dict[str, str], dropped: Set[str]) -> None:
     if not dropped:
         return
     for split_dir in split_dirs.values():
-        for path in sorted(tf.io.gfile.glob(os.path.join(split_dir, "data-*"))):
+        for path in files.glob(os.path.join(split_dir, "data-*")):
             _filter_shard(path, dropped)
 
 

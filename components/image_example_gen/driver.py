@@ -11,7 +11,6 @@ import hashlib
 import os
 from typing import Optional, Tuple
 
-import tensorflow as tf
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
@@ -23,20 +22,11 @@ TRAIN_SPANS_KEY = "train_spans"  # IngestOptions.train_spans, as its exec proper
 GROUPS_KEY = "groups"  # IngestOptions.groups: its file's content is part of the input
 
 
-def _size_and_mtime_ns(path: str):
-    """Local files via os.stat: TF's local stat truncates mtime to whole seconds."""
-    if "://" in path:
-        stat = tf.io.gfile.stat(path)
-        return stat.length, stat.mtime_nsec
-    stat = os.stat(path)
-    return stat.st_size, stat.st_mtime_ns
-
-
 def tree_fingerprint(root: str) -> str:
     """A digest of (relative path, size, mtime ns) of every file under `root` (or of root)."""
     digest = hashlib.sha256()
     if not files.isdir(root):
-        found = [files.FileInfo(os.path.basename(root), *_size_and_mtime_ns(root))]
+        found = [dataclasses.replace(files.stat(root), path=os.path.basename(root))]
     else:  # one listing with sizes and times; on a bucket, no request per object
         found = [dataclasses.replace(f, path=os.path.relpath(f.path, root))
                  for f in files.walk_files(root)]

@@ -11,14 +11,13 @@ import json
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
-import tensorflow as tf
-
 from components.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
 from components.data_health.groups import HealthItem
 from components.data_health.hashing import hash_from_hex, hash_hex
 from components.data_health.imbalance import imbalance
 from components.data_health.leakage import leaked_pairs, leakage_summary
 from components.data_health.report import MAX_LISTED, data_health, listed_pairs, without_gc
+from components.storage import files
 
 # relpath, split, class name, content hash, perceptual hash (hashing.hash_hex)
 HASHES_FILE = "hashes.tsv"
@@ -58,17 +57,15 @@ def write_hashes(out_dir: str, items: List[HealthItem], dropped: Set[str]) -> No
         if item.relpath not in dropped:
             writer.writerow([item.relpath, item.split, item.label, item.content,
                              hash_hex(item.phash)])
-    with tf.io.gfile.GFile(os.path.join(out_dir, HASHES_FILE), "w") as f:
-        f.write(buffer.getvalue())
+    files.write_text(os.path.join(out_dir, HASHES_FILE), buffer.getvalue())
 
 
 def read_hashes(entry: str) -> Optional[List[HealthItem]]:
     """An ingestion's HASHES_FILE as HealthItems; None if it has none."""
     path = os.path.join(entry, HASHES_FILE)
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         return None
-    with tf.io.gfile.GFile(path) as f:
-        rows = list(csv.reader(io.StringIO(f.read()), delimiter="\t"))
+    rows = list(csv.reader(io.StringIO(files.read_text(path)), delimiter="\t"))
     return [HealthItem(path, content, hash_from_hex(phash), split, label)
             for path, split, label, content, phash in rows]
 

@@ -1,9 +1,9 @@
 """The Beam part of ingestion: read, validate, encode, split, write, and report.
 
-Runs unchanged on DirectRunner and on distributed runners: workers read files
-through tf.io.gfile and write through Beam's FileSystems (local, gs://, ...),
-and the report is written by a worker. The listing is cut into shards; each
-is read, encoded and written by one worker, as one file per split.
+Runs unchanged on DirectRunner and on distributed runners: workers read and
+write files through components/storage (local, gs://, ...), and the report is
+written by a worker. The listing is cut into shards; each is read, encoded
+and written by one worker, as one file per split.
 """
 import collections
 import dataclasses
@@ -12,7 +12,6 @@ import os
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
-import tensorflow as tf
 from apache_beam.transforms.window import GlobalWindows
 
 from components.contract import (DATA_HEALTH_KEY, INGEST_REPORT_FILE, LABELS_FILE, SPLITS,
@@ -26,7 +25,7 @@ from components.image_example_gen.encoding.shard_writer import shard_name, write
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
-from components.storage.files import is_remote
+from components.storage import files
 
 _SKIPPED = "skipped"
 _FACTS = "facts"
@@ -52,7 +51,7 @@ class _IngestShard(beam.DoFn):
         self._pool, self._pending = None, []
 
     def setup(self):
-        local = not any(is_remote(p) for p in (self._root, *self._split_dirs.values()))
+        local = not any(files.is_remote(p) for p in (self._root, *self._split_dirs.values()))
         if self._processes > 1 and local:
             self._pool = parallel.EncoderPool(self._processes)
 
@@ -66,10 +65,11 @@ class _IngestShard(beam.DoFn):
     def process(self, line: str):
         image_rows = shards.image_file_rows(line) if self._pool is not None else None
         if image_rows is not None:  # to a worker, untouched: no per-file work here
-            index, count, files = image_rows
-            groups = {row[0]: self._groups[row[0]] for row in files if row[0] in self._groups}
+            index, count, file_rows = image_rows
+            groups = {row[0]: self._groups[row[0]] for row in file_rows
+                      if row[0] in self._groups}
             self._pending.append((index, count, self._pool.submit(
-                {**self._context(), "groups": groups}, shard_name(index, count), files)))
+                {**self._context(), "groups": groups}, shard_name(index, count), file_rows)))
             return
         index, count, units = shards.parse_shard(line)
         if isinstance(units[0], ImageFile):
@@ -228,9 +228,9 @@ def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, 
     report = ingest_report(listing, facts, skipped)
     if section is not None:
         report[DATA_HEALTH_KEY] = section
-    with tf.io.gfile.GFile(os.path.join(out_dir, INGEST_REPORT_FILE), "w") as f:
-        json.dump(report, f, indent=2, ensure_ascii=False)
-    tf.io.gfile.remove(manifest)
+    files.write_text(os.path.join(out_dir, INGEST_REPORT_FILE),
+                     json.dumps(report, indent=2, ensure_ascii=False))
+    files.remove(manifest)
 
 
 def finish_ingest(report_dir: str, strict: bool) -> dict:
@@ -256,8 +256,8 @@ def finish_ingest(report_dir: str, strict: bool) -> dict:
         raise ValueError(
             f"split(s) {', '.join(empty)} got no images: {sum(report['splits'].values())} "
             f"ingested, {len(skipped)} skipped as undecodable{example}")
-    with tf.io.gfile.GFile(os.path.join(report_dir, LABELS_FILE), "w") as f:
-        f.write("".join(name + "\n" for name in report["classes"]))
+    files.write_text(os.path.join(report_dir, LABELS_FILE),
+                     "".join(name + "\n" for name in report["classes"]))
     return report
 
 
@@ -271,9 +271,9 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
     images on that many local processes (see parallel.local_processes).
     """
     manifest = os.path.join(report_dir, shards.MANIFEST_FILE)
-    tf.io.gfile.makedirs(report_dir)
+    files.makedirs(report_dir)
     # As many shards as a multiple of the encoding processes, where _IngestShard uses them.
-    local = not any(is_remote(p) for p in (root, *split_dirs.values()))
+    local = not any(files.is_remote(p) for p in (root, *split_dirs.values()))
     shards.write_manifest(manifest, shards.plan_shards(listing.files,
                                                        processes if local else 1))
     read = (pipeline

@@ -151,8 +151,7 @@ def _link(source: str, target: str) -> None:
             return
         except OSError:  # another file system, or links not allowed: copy
             pass
-    import tensorflow as tf  # only when copying: the executor has it loaded anyway
-    tf.io.gfile.copy(source, target, overwrite=True)
+    files.copy(source, target)
 
 
 def combined_report(reports: Dict[Span, dict], newest: Span, classes: List[str],

@@ -3,7 +3,7 @@ import json
 import os
 from typing import List
 
-import tensorflow as tf
+from components.storage import files
 
 TRIALS_FILE = "trials.json"
 # What TFX's Tuner executor writes into the HyperParameters artifact.
@@ -35,26 +35,23 @@ def trial_rows(tuner) -> List[dict]:
 
 
 def write_trials(folder: str, rows: List[dict]) -> None:
-    with tf.io.gfile.GFile(os.path.join(folder, TRIALS_FILE), "w") as f:
-        f.write(json.dumps(rows, indent=2))
+    files.write_text(os.path.join(folder, TRIALS_FILE), json.dumps(rows, indent=2))
 
 
 def read_trials(folder: str) -> List[dict]:
     """The rows write_trials wrote; [] when absent."""
     path = os.path.join(folder, TRIALS_FILE)
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         return []
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f)
+    return json.loads(files.read_text(path))
 
 
 def read_best(folder: str) -> dict:
     """The best trial's values from the HyperParameters artifact; {} when absent."""
     path = os.path.join(folder, BEST_FILE)
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         return {}
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f).get("values", {})
+    return json.loads(files.read_text(path)).get("values", {})
 
 
 def tuning_summary(best_folder: str, results_folder: str, trained_with: dict) -> dict:

@@ -15,6 +15,7 @@ from tfx.utils import path_utils
 from components.contract import PIXELS_INPUT, PROBABILITIES, SERVING_TENSOR
 from components.images import decode_images
 from components.model_audit.signature import CLASS_ID_INPUT, SERVING_GRADCAM
+from components.storage import files
 
 BATCH = 64  # images per call: bounds the memory of 224 px photos
 
@@ -34,7 +35,7 @@ class Classifier:
 def load_classifier(model_uri: str) -> Classifier:
     """The Trainer's Model artifact (`<uri>/Format-Serving`) or a SavedModel folder."""
     path = path_utils.serving_model_dir(model_uri)
-    loaded = tf.saved_model.load(path if tf.io.gfile.exists(path) else model_uri)
+    loaded = tf.saved_model.load(path if files.exists(path) else model_uri)
     tensor = loaded.signatures[SERVING_TENSOR]
     _, size, _, channels = tensor.structured_input_signature[1][PIXELS_INPUT].shape
     gradcam = loaded.signatures.get(SERVING_GRADCAM)

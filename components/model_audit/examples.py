@@ -27,7 +27,7 @@ class EvalExamples:
 
 def read_eval_examples(examples_uri: str, limit: int = MAX_EXAMPLES) -> EvalExamples:
     """Up to `limit` eval examples; every k-th one when the split is larger."""
-    names = sorted(tf.io.gfile.glob(os.path.join(split_dir(examples_uri, EVAL), "*")))
+    names = files.glob(os.path.join(split_dir(examples_uri, EVAL), "*"))
     dataset = tf.data.TFRecordDataset(names, compression_type="GZIP")
     stride = -(-split_size(examples_uri, EVAL) // limit)  # ceil; 0 without a report
     if stride > 1:

@@ -14,6 +14,7 @@ import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
 from components.contract import EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY, SERVING_IMAGE, split_dir
+from components.storage import files
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 TF_SERVING_MAX_RECORDS = 1000
@@ -26,9 +27,9 @@ def eval_records(examples_uri: str, limit: int,
     `max_bytes` bounds the images' total size: the records are copied into
     every pushed version, and a camera photo can be several MB.
     """
-    files = sorted(tf.io.gfile.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz")))
+    shards = sorted(files.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz")))
     taken, total = [], 0
-    for record in _records(files):
+    for record in _records(shards):
         image = tf.train.Example.FromString(record).features.feature[IMAGE_KEY].bytes_list.value
         if not image:
             continue
@@ -39,9 +40,9 @@ def eval_records(examples_uri: str, limit: int,
     return taken
 
 
-def _records(files: List[str]) -> Iterator[bytes]:
-    if files:
-        for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
+def _records(shards: List[str]) -> Iterator[bytes]:
+    if shards:
+        for record in tf.data.TFRecordDataset(shards, compression_type="GZIP"):
             yield record.numpy()
 
 
@@ -70,7 +71,7 @@ def warmup_logs(images: List[bytes], model_name: str,
 
 
 def write_logs(path: str, logs: List[prediction_log_pb2.PredictionLog]) -> None:
-    tf.io.gfile.makedirs(os.path.dirname(path))
+    files.makedirs(os.path.dirname(path))
     with tf.io.TFRecordWriter(path) as writer:
         for log in logs:
             writer.write(log.SerializeToString())

@@ -1,1 +1,1 @@
-"""Storage shared by every stage: copying trees of files, local or object store."""
+"""Storage shared by every stage: the one file layer for local paths and object stores."""

@@ -22,10 +22,10 @@ def _bucket_exists(bucket: str) -> bool:
     On gs://, google-cloud-storage tells a refusal (HTTP 403) from a missing
     bucket (404); tf.io.gfile answers False to both.
     """
-    client = files.gcs_client() if bucket.startswith("gs://") else None
+    client = files.gcs_client() if files.scheme(bucket) == "gs" else None
     if client is None:
         return files.isdir(bucket)
-    name = bucket[len("gs://"):]
+    name = bucket.split("://", 1)[1]
     return files.retrying(lambda: client.bucket(name).exists(), f"bucket {bucket}")
 
 
@@ -44,13 +44,9 @@ def _check_bucket(uri: str, flag: str) -> None:
                            "visible to these credentials)")
 
 
-def _has_buckets(uri: str) -> bool:
-    return uri.startswith(("gs://", "s3://"))
-
-
 def check_readable(uri: str, flag: str) -> None:
     """`uri` exists; in a bucket, the bucket is checked first, for a clearer message."""
-    if _has_buckets(uri):
+    if files.has_buckets(uri):
         _check_bucket(uri, flag)
     try:
         found = files.exists(uri)
@@ -62,7 +58,7 @@ def check_readable(uri: str, flag: str) -> None:
 
 def check_writable(uri: str, flag: str) -> None:
     """A file can be created and deleted under the folder `uri` (created if missing)."""
-    if _has_buckets(uri):
+    if files.has_buckets(uri):
         _check_bucket(uri, flag)
     probe = os.path.join(uri, f".imagepipe-write-test-{uuid.uuid4().hex[:8]}")
     try:

@@ -1,33 +1,29 @@
 """One file API for every path a user gives: local paths, and object stores such as gs://.
 
+Callers ask it, and nothing else, which a path is (`is_remote`, from uri.py).
 Local paths go through `os` and `open`: no TensorFlow import, and listing
-keeps os.scandir's speed. A path with a scheme goes through tf.io.gfile,
-TensorFlow's own client, which the TFX components use for the same URIs;
-a recursive listing with sizes and times goes through Beam's FileSystems,
-whose one paginated list call returns what gfile would need a stat per
-object for. Both clients retry transient errors themselves; `retrying`
-adds a few attempts with backoff on top, for the calls whose failure
-would otherwise end a run (tf.io.gfile turns a transient error during its
-folder check into NotFound).
+keeps os.scandir's speed. A path with a scheme goes through the clients in
+remote.py (tf.io.gfile; google-cloud-storage for gs:// reads); a recursive
+listing with sizes and times goes through Beam's FileSystems, whose one
+paginated list call returns what gfile would need a stat per object for.
 
 Object stores have no folders: tools that fake them write zero-byte
 "directory marker" objects (`dir/`), which listings here leave out.
 """
 import dataclasses
+import fnmatch
 import os
-import time
-from typing import Callable, IO, List, Optional, Tuple, TypeVar
+import shutil
+from typing import IO, Iterator, List, Optional, Tuple
 
-T = TypeVar("T")
-# Attempts, and the first delay (doubled each time), for a transient error.
-RETRIES = 4
-FIRST_DELAY_S = 0.5
+from components.storage.remote import gcs_client, gfile as _gfile, read_gcs, retrying
+# What a path names is uri.py's to say; callers ask here (files.is_remote).
+from components.storage.uri import absolute, bucket_of, has_buckets  # noqa: F401
+from components.storage.uri import has_wildcards, is_remote, scheme
+
 # File systems whose tf.io.gfile.listdir marks folders with a trailing slash (and a
 # zero-byte "dir" marker object then is a file beside the folder "dir/").
-SLASHED_SCHEMES = ("gs://",)
-# Pooled connections of the gs:// read client: at least the parallel readers
-# (components/image_example_gen/readers/units.py REMOTE_READERS, read_heads).
-CONNECTIONS = 32
+SLASHED_SCHEMES = ("gs",)
 
 
 class StorageError(OSError):
@@ -36,46 +32,11 @@ class StorageError(OSError):
 
 @dataclasses.dataclass(frozen=True)
 class FileInfo:
-    """One file found by `walk_files`: its full path, size and modification time."""
+    """One file found by `walk_files` or `stat`: its path, size and modification time."""
 
     path: str
     size: int
     mtime_ns: int
-
-
-def is_remote(path: str) -> bool:
-    """True for URIs with a scheme (gs://, s3://, ...); False for local paths."""
-    return "://" in str(path)
-
-
-def _gfile():
-    import tensorflow as tf  # remote paths only: local work never imports TensorFlow
-    return tf.io.gfile
-
-
-def _transient(error: BaseException) -> bool:
-    """Errors worth another attempt: unavailable, deadline, reset connections."""
-    if isinstance(error, (ConnectionError, TimeoutError)):
-        return True
-    name = type(error).__name__
-    return name in ("UnavailableError", "DeadlineExceededError", "AbortedError",
-                    "ServiceUnavailable", "TooManyRequests", "InternalServerError")
-
-
-def retrying(call: Callable[[], T], what: str) -> T:
-    """`call()`, retried with backoff on transient errors; `what` names it in logs."""
-    delay = FIRST_DELAY_S
-    for attempt in range(RETRIES):
-        try:
-            return call()
-        except Exception as e:  # noqa: BLE001  (transient ones retried, others raised)
-            if attempt == RETRIES - 1 or not _transient(e):
-                raise
-            import logging
-            logging.warning("storage: %s failed (%s), retrying in %.1f s", what, e, delay)
-            time.sleep(delay)
-            delay *= 2
-    raise AssertionError("unreachable")
 
 
 def exists(path: str) -> bool:
@@ -114,7 +75,7 @@ def list_dir(path: str) -> Tuple[List[str], List[str]]:
     names = retrying(lambda: _gfile().listdir(path), f"listdir {path}")
     dirs = {n.rstrip("/") for n in names if n.endswith("/")}
     plain = [n for n in names if n and not n.endswith("/") and n not in dirs]
-    if not path.startswith(SLASHED_SCHEMES):  # no trailing slash tells folders apart
+    if scheme(path) not in SLASHED_SCHEMES:  # no trailing slash tells folders apart
         dirs |= {n for n in plain if isdir(os.path.join(path, n))}
     return sorted(dirs), sorted(n for n in plain if n not in dirs)
 
@@ -133,15 +94,32 @@ def listdir(path: str) -> List[str]:
     return sorted(dirs + files)
 
 
+def walk(root: str) -> Iterator[Tuple[str, List[str], List[str]]]:
+    """(folder, sub-folder names, file names) of `root` and every folder under it, as
+    os.walk, top down: names removed from the sub-folder list are not visited.
+
+    A missing `root` yields nothing. Local folder links are followed, as
+    tf.io.gfile.walk followed them; on an object store markers are left out.
+    """
+    if not is_remote(root):
+        yield from os.walk(root, followlinks=True)
+        return
+    import tensorflow as tf  # remote only, as in remote.py
+    try:
+        dirs, names = list_dir(root)
+    except tf.errors.NotFoundError:
+        return
+    yield root, dirs, names
+    for name in dirs:
+        yield from walk(os.path.join(root, name))
+
+
 def walk_files(root: str) -> List[FileInfo]:
     """Every file under `root` (recursively), with size and mtime, sorted by path."""
     if not is_remote(root):
         found = []
         for folder, _, names in os.walk(root):
-            for name in names:
-                path = os.path.join(folder, name)
-                stat = os.stat(path)
-                found.append(FileInfo(path, stat.st_size, stat.st_mtime_ns))
+            found += [stat(os.path.join(folder, name)) for name in names]
         return sorted(found, key=lambda f: f.path)
     from apache_beam.io.filesystems import FileSystems
     pattern = root.rstrip("/") + "/**"
@@ -150,8 +128,48 @@ def walk_files(root: str) -> List[FileInfo]:
                    for m in matched if not m.path.endswith("/")), key=lambda f: f.path)
 
 
+def glob(pattern: str) -> List[str]:
+    """The paths that match `pattern` (`*`, `?`, `[...]` within one path part), sorted.
+
+    As tf.io.gfile.glob, which matches the remote ones, wildcards also match
+    names that start with a dot (glob.glob's skip those).
+    """
+    if is_remote(pattern):
+        return sorted(retrying(lambda: _gfile().glob(pattern), f"glob {pattern}"))
+    if not has_wildcards(pattern):
+        return [pattern] if os.path.lexists(pattern) else []
+    folder, name = os.path.split(pattern)
+    found = []
+    for parent in glob(folder) if has_wildcards(folder) else [folder]:
+        try:
+            names = os.listdir(parent or os.curdir)
+        except OSError:  # not a folder, or unreadable: no match, as in glob.glob
+            continue
+        found += [os.path.join(parent, n) for n in fnmatch.filter(names, name)]
+    return sorted(found)
+
+
+def stat(path: str) -> FileInfo:
+    """The file's size and modification time, in nanoseconds.
+
+    Locally through os.stat: TF's local stat truncates the time to whole
+    seconds, and a move between folders (`mv` keeps the time) must still show.
+    """
+    if not is_remote(path):
+        found = os.stat(path)
+        return FileInfo(path, found.st_size, found.st_mtime_ns)
+    found = retrying(lambda: _gfile().stat(path), f"stat {path}")
+    return FileInfo(path, found.length, found.mtime_nsec)
+
+
+def size(path: str) -> int:
+    """The file's size in bytes."""
+    return stat(path).size
+
+
 def open_file(path: str, mode: str = "rb") -> IO:
-    """A file object: `open` locally, tf.io.gfile.GFile otherwise (text modes are UTF-8)."""
+    """A file object to read or write: `open` locally, tf.io.gfile.GFile otherwise (text
+    modes are UTF-8). Writing one does not create its folder: see `makedirs`."""
     if not is_remote(path):
         return open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
     return _gfile().GFile(path, mode)
@@ -180,48 +198,10 @@ def _read(path: str, size: Optional[int]) -> bytes:
             return f.read() if size is None else f.read(size)
     if not is_remote(path):
         return read()
-    client = gcs_client() if path.startswith("gs://") else None
+    client = gcs_client() if scheme(path) == "gs" else None
     if client is None:
         return retrying(read, f"read {path}")
-    bucket, name = path[len("gs://"):].split("/", 1)
-    blob = client.bucket(bucket).blob(name)
-    if size is None:  # the whole object, checked against its stored hash
-        return retrying(blob.download_as_bytes, f"read {path}")
-    # A range cannot be checked against the object's hash.
-    return retrying(lambda: blob.download_as_bytes(start=0, end=max(0, size - 1),
-                                                   checksum=None), f"read {path}")
-
-
-_CLIENT = []
-
-
-def gcs_client():
-    """google-cloud-storage's client, made once; None if no credentials are found.
-
-    Why not tf.io.gfile for reads: TF's GCS client opens a new TLS connection
-    per request and makes several requests per file; this client (Beam's GcsIO
-    uses it too) pools connections and reads an object in one request
-    (measured: docs/performance.md, "Data in a bucket"). It retries reads on
-    503s and resets itself. Writes stay with tf.io.gfile, whose uploads retry
-    where this client's do not.
-    """
-    if not _CLIENT:
-        try:
-            import requests
-            from google.cloud import storage
-            client = storage.Client()
-            # As many pooled connections as readers: requests' default of 10 dropped
-            # the extra ones after every burst of 16 parallel reads.
-            adapter = requests.adapters.HTTPAdapter(pool_maxsize=CONNECTIONS)
-            for prefix in ("https://", "http://"):
-                client._http.mount(prefix, adapter)  # noqa: SLF001 (the client's session)
-            _CLIENT.append(client)
-        except Exception as e:  # noqa: BLE001  (no credentials here: TF's client reads)
-            import logging
-            logging.info("storage: google-cloud-storage unavailable (%s); reading with "
-                         "tf.io.gfile", e)
-            _CLIENT.append(None)
-    return _CLIENT[0]
+    return read_gcs(client, path, size)
 
 
 def write_bytes(path: str, data: bytes) -> None:
@@ -238,9 +218,7 @@ def write_bytes(path: str, data: bytes) -> None:
                 f.write(data)
         retrying(write, f"write {path}")
         return
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
+    makedirs(os.path.dirname(path))
     temp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(temp, "wb") as f:
@@ -254,6 +232,15 @@ def write_bytes(path: str, data: bytes) -> None:
 def write_text(path: str, text: str) -> None:
     """`write_bytes` of UTF-8 text."""
     write_bytes(path, text.encode("utf-8"))
+
+
+def copy(source: str, target: str) -> None:
+    """Copies one file onto `target` (replaced if there), between any two file systems;
+    within one object store a server-side copy. The target's folder must exist."""
+    if not is_remote(source) and not is_remote(target):
+        shutil.copyfile(source, target)
+        return
+    retrying(lambda: _gfile().copy(source, target, overwrite=True), f"copy {source}")
 
 
 def makedirs(path: str) -> None:
@@ -279,7 +266,6 @@ def remove(path: str) -> None:
 def rmtree(path: str) -> None:
     """Deletes a folder and everything under it; a missing one is not an error."""
     if not is_remote(path):
-        import shutil
         shutil.rmtree(path, ignore_errors=True)
         return
     if isdir(path):
@@ -292,21 +278,6 @@ def rename(source: str, target: str) -> None:
         os.replace(source, target)
         return
     retrying(lambda: _gfile().rename(source, target, overwrite=True), f"rename {source}")
-
-
-def size(path: str) -> int:
-    """The file's size in bytes."""
-    if not is_remote(path):
-        return os.path.getsize(path)
-    return retrying(lambda: _gfile().stat(path).length, f"stat {path}")
-
-
-def bucket_of(uri: str) -> Optional[str]:
-    """`gs://bucket/...` -> `gs://bucket`; None for local paths."""
-    if not is_remote(uri):
-        return None
-    scheme, rest = uri.split("://", 1)
-    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 def read_heads(paths: List[str], size: int, workers: int = 16) -> List[Optional[bytes]]:
@@ -324,9 +295,3 @@ def read_heads(paths: List[str], size: int, workers: int = 16) -> List[Optional[
             return None
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(paths)))) as pool:
         return list(pool.map(head, paths))
-
-
-def absolute(path: str) -> str:
-    """A local path made absolute (and `~` expanded), so that TFX artifacts do not depend
-    on the working directory; a URI unchanged."""
-    return path if is_remote(path) else os.path.abspath(os.path.expanduser(path))

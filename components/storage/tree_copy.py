@@ -14,10 +14,7 @@ import os
 import shutil
 from typing import List, Optional
 
-
-def _gfile():
-    import tensorflow as tf  # only when copying: keeps importers light
-    return tf.io.gfile
+from components.storage.remote import gfile as _gfile
 
 
 def _is_marker(fs, path: str, rel: str, folders: set) -> bool:

@@ -19,6 +19,7 @@ import tensorflow as tf
 from components.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
 from components.tflite_converter.settings import check_quantize
 from components.images import decode_images
+from components.storage import files as storage
 
 SIGNATURE = SERVING_TENSOR
 
@@ -194,7 +195,7 @@ def parity(saved_model_dir: str, model: bytes,
 
 
 def _records(split_dir: str) -> Iterator[tf.train.Example]:
-    files = sorted(tf.io.gfile.glob(f"{split_dir}/*.gz"))
+    files = sorted(storage.glob(f"{split_dir}/*.gz"))
     for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
         yield tf.train.Example.FromString(record.numpy())
 

@@ -20,7 +20,8 @@ import os
 from typing import List, Optional
 
 import numpy as np
-import tensorflow as tf
+
+from components.storage import files
 
 WARM_START_DIR = "warm_start"  # in the Model artifact, beside Format-Serving
 WEIGHTS_FILE, INFO_FILE = "weights.npz", "model.json"
@@ -61,11 +62,9 @@ def save(model, description: dict, serving_model_dir: str) -> None:
               for j, w in enumerate(layer.get_weights())}
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    tf.io.gfile.makedirs(folder)
-    with tf.io.gfile.GFile(os.path.join(folder, WEIGHTS_FILE), "wb") as f:
-        f.write(buffer.getvalue())
-    with tf.io.gfile.GFile(os.path.join(folder, INFO_FILE), "w") as f:
-        json.dump({**description, "layers": len(model.layers)}, f)
+    files.write_bytes(os.path.join(folder, WEIGHTS_FILE), buffer.getvalue())
+    files.write_text(os.path.join(folder, INFO_FILE),
+                     json.dumps({**description, "layers": len(model.layers)}))
 
 
 def decide(base_model: Optional[str], description: dict) -> Decision:
@@ -73,10 +72,12 @@ def decide(base_model: Optional[str], description: dict) -> Decision:
     if not base_model:
         return Decision(None, False, "no earlier blessed model")
     folder = folder_of(base_model)
+    info = os.path.join(folder, INFO_FILE)
     try:
-        with tf.io.gfile.GFile(os.path.join(folder, INFO_FILE)) as f:
-            saved = json.load(f)
-    except (tf.errors.NotFoundError, ValueError):
+        saved = json.loads(files.read_text(info)) if files.exists(info) else None
+    except ValueError:
+        saved = None
+    if saved is None:
         return Decision(None, False, f"the blessed model {os.path.dirname(base_model)} kept "
                                      "no weights to start from")
     for key, what in (("model", "network"), ("module_sha256", "module file"),
@@ -101,8 +102,7 @@ def load(model, decision: Decision) -> int:
 
     With `decision.new_head` the classifier keeps its fresh weights.
     """
-    with tf.io.gfile.GFile(os.path.join(decision.source, WEIGHTS_FILE), "rb") as f:
-        saved = np.load(io.BytesIO(f.read()))
+    saved = np.load(io.BytesIO(files.read_bytes(os.path.join(decision.source, WEIGHTS_FILE))))
     skip = _head_index(model) if decision.new_head else -1
     loaded = 0
     for i, layer in enumerate(model.layers):

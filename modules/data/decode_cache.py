@@ -12,7 +12,7 @@ import os
 import shutil
 from typing import Dict, Iterator, Optional, Sequence
 
-import tensorflow as tf
+from components.storage import files
 
 MEMORY = ""  # tf.data.Dataset.cache's filename for "in memory"
 CACHE_DIR = ".decode_cache"
@@ -25,7 +25,7 @@ def split_bytes(examples: int, image_shape: Sequence[int]) -> int:
 
 def free_disk_bytes(path: str) -> Optional[int]:
     """Free bytes on the local filesystem holding `path`; None for remote (gs://) paths."""
-    if "://" in path:
+    if files.is_remote(path):
         return None
     while not os.path.exists(path):
         path = os.path.dirname(path) or "."
@@ -67,14 +67,17 @@ def shuffle_buffer(examples: int, image_shape: Sequence[int], cache: str,
 @contextlib.contextmanager
 def remove_caches(cache_dir: str) -> Iterator[str]:
     """Creates `cache_dir`, yields it, and deletes it, every cache file in it, and its
-    parent folder if that is left empty (one subfolder per Trainer execution)."""
-    tf.io.gfile.makedirs(cache_dir)
+    parent folder if that is left empty (one subfolder per Trainer execution).
+
+    Local under the state folder, but under the Trainer's artifacts (a gs://
+    prefix on Kubeflow) when no state folder is given: hence components/storage.
+    """
+    files.makedirs(cache_dir)
     try:
         yield cache_dir
     finally:
-        if tf.io.gfile.exists(cache_dir):
-            tf.io.gfile.rmtree(cache_dir)
+        files.rmtree(cache_dir)
         parent = os.path.dirname(cache_dir)
-        if "://" not in parent:
+        if not files.is_remote(parent):  # an object store has no empty folders to remove
             with contextlib.suppress(OSError):  # other executions' caches are still there
                 os.rmdir(parent)

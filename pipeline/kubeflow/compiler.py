@@ -22,6 +22,7 @@ import yaml
 from pipeline.kubeflow.accelerators import Accelerator
 from components.contract import EXAMPLE_GEN_ID, TRAINER_ID, TUNER_ID
 from components.image_example_gen import spans
+from components.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning import rules
@@ -66,7 +67,7 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator], memory: in
                          "Trainer cannot read; copy it to gs:// and pass that path")
     hardware = accelerator.kind if accelerator else "cpu"
     local = os.path.exists(config.data) or spans.is_pattern(config.data)
-    if "://" in config.data or not local:
+    if files.is_remote(config.data) or not local:
         if not (config.image_size and config.channels):
             raise UsageError(f"--data {config.data} is not on this machine, so its image size "
                              "cannot be read at compile time (compiling reads no cloud "

@@ -35,6 +35,7 @@ from kfp.local import (dag_orchestrator, executor_input_utils, executor_output_u
 from kfp.pipeline_spec import pipeline_spec_pb2 as pb
 
 from modules.cluster.tfjob import OPERATOR_ENV
+from components.storage import files
 from pipeline.errors import UsageError
 
 # What the backend's launcher names the executor output file (component.OutputMetadataFilepath
@@ -109,7 +110,7 @@ def run_pipeline(spec: pb.PipelineSpec, pipeline_root: str, keep_types: bool = F
 
 def _local_dir(pipeline_root: str, name: str, run_id: str) -> str:
     """Where logs go: beside the artifacts for a local root, else under ./kfp-local."""
-    base = pipeline_root if "://" not in pipeline_root else os.path.abspath("kfp-local")
+    base = pipeline_root if not files.is_remote(pipeline_root) else os.path.abspath("kfp-local")
     return os.path.join(base, name, run_id, ".launcher")
 
 

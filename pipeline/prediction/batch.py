@@ -197,23 +197,21 @@ def _counts(result) -> Tuple[int, int]:
 
 def _join_shards(prefix: str, header: Optional[str]) -> None:
     """Beam's shards PREFIX-SSSSS-of-NNNNN, in order, streamed into the one file PREFIX."""
-    import tensorflow as tf
-    with tf.io.gfile.GFile(prefix, "wb") as out:
+    with files.open_file(prefix, "wb") as out:
         if header is not None:
             out.write(header.encode("utf-8") + b"\n")
-        for shard in sorted(tf.io.gfile.glob(f"{prefix}-*-of-*")):
-            with tf.io.gfile.GFile(shard, "rb") as f:
+        for shard in files.glob(f"{prefix}-*-of-*"):
+            with files.open_file(shard, "rb") as f:
                 shutil.copyfileobj(f, out, 1 << 20)
-            tf.io.gfile.remove(shard)
+            files.remove(shard)
 
 
 def _remove_partial(temp: str) -> None:
     """The temp file, its shards and Beam's beam-temp-* folder beside it, after a failure."""
-    import tensorflow as tf
-    leftovers = tf.io.gfile.glob(f"{temp}*") + tf.io.gfile.glob(os.path.join(
+    leftovers = files.glob(f"{temp}*") + files.glob(os.path.join(
         os.path.dirname(temp), f"beam-temp-{os.path.basename(temp)}-*"))
     for path in leftovers:
-        (tf.io.gfile.rmtree if tf.io.gfile.isdir(path) else tf.io.gfile.remove)(path)
+        (files.rmtree if files.isdir(path) else files.remove)(path)
 
 
 def run_batch_predict(job: BatchJob, beam_args: Sequence[str]) -> Tuple[int, int]:
@@ -234,11 +232,13 @@ def run_batch_predict(job: BatchJob, beam_args: Sequence[str]) -> Tuple[int, int
     # Beam's GcsIO (google-cloud-storage) retries neither an upload without a
     # generation precondition nor a batch rename or delete, so one transient
     # 503 would fail the run; TF's client, which uploads the file, retries both.
+    # An object is visible only once its upload completes, so a reader never
+    # sees part of it, and storage's retry starts a fresh upload.
     with tempfile.TemporaryDirectory(prefix="imagepipe-predict-") as local:
         joined = os.path.join(local, os.path.basename(job.output))
         counts = _predict_into(job, options, joined)
         try:
-            _upload(joined, job.output)
+            files.copy(joined, job.output)
         except Exception as e:
             raise PipelineFailed("predict", e) from e
     return counts
@@ -246,29 +246,14 @@ def run_batch_predict(job: BatchJob, beam_args: Sequence[str]) -> Tuple[int, int
 
 def _predict_into(job: BatchJob, options, output: str) -> Tuple[int, int]:
     """Runs the job's pipeline with its rows joined into `output` (see run_batch_predict)."""
-    import tensorflow as tf
     temp = os.path.join(os.path.dirname(output),
                         f".{os.path.basename(output)}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with beam.Pipeline(options=options) as pipeline:
             build(pipeline, job, temp)
         _join_shards(temp, io_.csv_header() if job.kind == "csv" else None)
-        tf.io.gfile.rename(temp, output, overwrite=True)
+        files.rename(temp, output)
     except Exception as e:
         _remove_partial(temp)
         raise PipelineFailed("predict", e) from e
     return _counts(pipeline.result)
-
-
-def _upload(local: str, target: str) -> None:
-    """Streams the local file to `target` on an object store, retried as a whole.
-
-    An object becomes visible only when its upload completes, so a reader
-    never sees part of it, and a retry starts a fresh upload.
-    """
-    import tensorflow as tf
-
-    def upload() -> None:
-        with open(local, "rb") as source, tf.io.gfile.GFile(target, "wb") as out:
-            shutil.copyfileobj(source, out, 1 << 20)
-    files.retrying(upload, f"upload {target}")

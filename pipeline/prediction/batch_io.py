@@ -1,7 +1,7 @@
 """What `imagepipe predict --data` reads and writes: the job, image sources, checks, rows.
 
 Plain functions over paths and bytes, so they are tested without Beam. Paths
-go through tf.io.gfile, so a gs:// folder or glob works on Dataflow too.
+go through components/storage, so a gs:// folder or glob works on Dataflow too.
 """
 import csv
 import dataclasses
@@ -77,22 +77,17 @@ def plan_job(model: str, data: str, output: str, top_k: int, image_key: str) -> 
     return BatchJob(source, units, model_path, labels, output, kind, top_k, image_key)
 
 
-def _has_glob(path: str) -> bool:
-    return any(c in path for c in "*?[")
-
-
 def source_kind(data: str) -> str:
     """'folder' (image files, walked recursively) or 'tfrecord'; UsageError naming --data.
 
     A folder with any image file is read as images (found at once, where
     looking for record files first would walk all of a large image tree).
     """
-    import tensorflow as tf
-    if _has_glob(data):
+    if files.has_wildcards(data):
         return "tfrecord"
-    if not tf.io.gfile.exists(data):
+    if not files.exists(data):
         raise UsageError(f"--data {data}: no such file or directory")
-    if not tf.io.gfile.isdir(data):
+    if not files.isdir(data):
         if is_image_name(os.path.basename(data)):
             raise UsageError(f"--data {data}: an image file; give image files as IMAGE..., "
                              "or a folder as --data")
@@ -108,8 +103,7 @@ def source_kind(data: str) -> str:
 def _walk(root: str, wanted) -> Iterator[str]:
     """Paths under `root` whose name is `wanted`, in sorted order, hidden folders skipped;
     a generator, so a million files are never listed at once."""
-    import tensorflow as tf
-    for folder, subdirs, names in tf.io.gfile.walk(root):
+    for folder, subdirs, names in files.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))  # walk follows it
         for name in sorted(names):
             if wanted(name):
@@ -128,16 +122,15 @@ def iter_record_files(root: str) -> Iterator[str]:
 
 def record_files(data: str) -> List[str]:
     """The TFRecord files of --data: a file, a glob, or the record files in a folder."""
-    import tensorflow as tf
-    if _has_glob(data):
-        files = sorted(tf.io.gfile.glob(data))
-    elif tf.io.gfile.isdir(data):
-        files = list(iter_record_files(data))
+    if files.has_wildcards(data):
+        found = files.glob(data)
+    elif files.isdir(data):
+        found = list(iter_record_files(data))
     else:
-        files = [data]
-    if not files:
+        found = [data]
+    if not found:
         raise UsageError(f"--data {data}: matches no TFRecord files")
-    return files
+    return found
 
 
 def read_image(path: str) -> Item:

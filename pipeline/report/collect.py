@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from components.contract import EVAL, IMAGE_KEY, LABEL_KEY, TRAINER_ID, TRANSFORM_ID, split_dir
+from components.storage import files
 from pipeline.report import metadata
 from pipeline.config import PipelineConfig
 
@@ -33,8 +34,8 @@ def artifact_uris(config: PipelineConfig) -> Dict[str, str]:
 
 
 def eval_records(examples_uri: str, limit: int = MAX_EVAL) -> List[bytes]:
-    files = sorted(tf.io.gfile.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz")))
-    dataset = tf.data.TFRecordDataset(files, compression_type="GZIP").take(limit)
+    paths = files.glob(os.path.join(split_dir(examples_uri, EVAL), "*.gz"))
+    dataset = tf.data.TFRecordDataset(paths, compression_type="GZIP").take(limit)
     return [record.numpy() for record in dataset]
 
 
@@ -103,7 +104,7 @@ def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:
     history: Dict[str, Dict[str, List[float]]] = {}
     for split in ("train", "validation"):
         by_step: Dict[str, Dict[int, float]] = {"loss": {}, "accuracy": {}}
-        for path in sorted(tf.io.gfile.glob(os.path.join(model_run_uri, split, "events.out.*"))):
+        for path in files.glob(os.path.join(model_run_uri, split, "events.out.*")):
             for event in tf.compat.v1.train.summary_iterator(path):
                 for value in event.summary.value:
                     metric = value.tag[len("epoch_"):]

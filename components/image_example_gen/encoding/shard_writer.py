@@ -5,9 +5,9 @@ WriteToTFRecord: on DirectRunner, moving many small examples through more Beam
 stages (TFX's WriteSplit adds a Reshuffle of every record) cost more than
 encoding them did (measured: docs/performance.md). Each file is written under
 a temporary name and renamed once the whole shard is written, so a failed or
-retried shard never leaves a partial file under a final name. Local files are
-written with the standard library, so encoding workers need not import Beam
-or TensorFlow (slow); other paths (gs://, ...) go through tf.io.gfile.
+retried shard never leaves a partial file under a final name. Files go
+through components/storage, which writes local ones with the standard
+library, so encoding workers need not import Beam or TensorFlow (slow).
 """
 import collections
 import gzip
@@ -19,7 +19,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import google_crc32c
 
 from components.image_example_gen.encoding.encode import Encoded, Fact
-from components.storage.files import is_remote
+from components.storage import files
 
 
 def _masked_crc(data: bytes) -> int:
@@ -61,42 +61,17 @@ class _Gzip:
         self._raw.close()
 
 
-class _Files:
-    """create/commit/discard on local paths or, for others, through components/storage.
+def _create(path: str) -> _Gzip:
+    """A gzipped file at `path`, through components/storage; a local folder is made first.
 
     Remote files are written with tf.io.gfile, whose uploads retry on HTTP 503
     and reset connections (Beam's FileSystems, over google-cloud-storage, does
     not retry an upload without a generation precondition), and committed by
     renaming each object, retried by components/storage.
     """
-
-    def __init__(self, local: bool):
-        self.local = local
-
-    def create(self, path: str):
-        if self.local:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            return _Gzip(open(path, "wb"))
-        import tensorflow as tf  # remote only: encoding workers only ever write local files
-        return _Gzip(tf.io.gfile.GFile(path, "wb"))
-
-    def commit(self, temps: List[str], finals: List[str]) -> None:
-        if self.local:
-            for temp, final in zip(temps, finals):
-                os.replace(temp, final)
-            return
-        from components.storage import files
-        for temp, final in zip(temps, finals):
-            files.rename(temp, final)
-
-    def discard(self, temps: List[str]) -> None:
-        if self.local:
-            for temp in temps:
-                os.remove(temp)
-            return
-        from components.storage import files
-        for temp in temps:
-            files.remove(temp)
+    if not files.is_remote(path):  # an object store has no folders to make
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    return _Gzip(files.open_file(path, "wb"))
 
 
 def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str], name: str,
@@ -109,7 +84,6 @@ def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str], name: str,
     only if every item was written. `health`, if given, gets a row
     [relpath, content hash, perceptual hash, *fact] per hashed example.
     """
-    files = _Files(not any(is_remote(d) for d in split_dirs.values()))
     facts, skipped, open_files = collections.Counter(), [], {}
     try:
         for item in items:
@@ -121,16 +95,17 @@ def write_shard(items: Iterable[Encoded], split_dirs: Dict[str, str], name: str,
                 health.append([*hashes, *fact])
             if split not in open_files:
                 temp = os.path.join(split_dirs[split], f".{name}.{uuid.uuid4().hex}.tmp")
-                open_files[split] = (files.create(temp), temp)
+                open_files[split] = (_create(temp), temp)
             open_files[split][0].write(frame(record))
             facts[fact] += 1
     except BaseException:
         for file, _ in open_files.values():
             file.close()
-        files.discard([temp for _, temp in open_files.values()])
+        for _, temp in open_files.values():
+            files.remove(temp)
         raise
     for file, _ in open_files.values():
         file.close()
-    files.commit([temp for _, temp in open_files.values()],
-                 [os.path.join(split_dirs[split], name) for split in open_files])
+    for split, (_, temp) in open_files.items():
+        files.rename(temp, os.path.join(split_dirs[split], name))
     return dict(facts), skipped

@@ -12,11 +12,10 @@ import hashlib
 import json
 from typing import Iterator, List, Optional, Tuple
 
-import tensorflow as tf
-
 from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
 from components.image_example_gen.readers.tfrecords import RecordFile
+from components.storage import files
 
 # Image files per shard, at most: one Beam element, and one output file per split.
 SHARD_FILES = 512
@@ -63,7 +62,7 @@ def _unit_from_json(row: list):
 
 def write_manifest(path: str, shards: List[Shard]) -> None:
     """One JSON line per shard."""
-    with tf.io.gfile.GFile(path, "w") as f:
+    with files.open_file(path, "w") as f:
         for index, count, units in shards:
             f.write(json.dumps([index, count, [_unit_to_json(u) for u in units]],
                                ensure_ascii=False) + "\n")
@@ -76,7 +75,7 @@ def manifest_lines(path: str) -> Iterator[str]:
     many calls per file, before the first shard could start (measured:
     docs/performance.md).
     """
-    with tf.io.gfile.GFile(path) as f:
+    with files.open_file(path, "r") as f:
         yield from f
 
 

@@ -19,8 +19,12 @@ class RecordFile:
 
 
 def _compression(path: str) -> str:
-    with tf.io.gfile.GFile(path, "rb") as f:
-        return "GZIP" if f.read(2) == b"\x1f\x8b" else ""
+    try:
+        with files.open_file(path, "rb") as f:
+            head = f.read(2)
+    except OSError:  # unreadable local file: tf.data's error, which callers catch, says why
+        return ""
+    return "GZIP" if head == b"\x1f\x8b" else ""
 
 
 def iter_records(path: str) -> Iterator[bytes]:

@@ -33,7 +33,7 @@ def read_file_job(unit: ImageFile, root: str, classes: List[str], options: Inges
     """What encode.encode_files needs to encode one image file.
 
     A local file is read by whoever encodes it; a remote one (gs://...) is
-    read here, through tf.io.gfile, since encoders do not import TensorFlow.
+    read here, through components/storage, since encoders do not import TensorFlow.
     """
     job = encode.local_file_job(root, unit.relpath, unit.label, unit.split, classes,
                                 options.buckets)._replace(group=(groups or {}).get(unit.relpath))

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from components.storage import files
+from components.storage import files, remote
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ Unavailable.__name__ = "UnavailableError"  # as tf.errors names a transient erro
 
 
 def test_transient_errors_are_retried_and_others_raised_at_once(monkeypatch):
-    monkeypatch.setattr(files, "FIRST_DELAY_S", 0.0)
+    monkeypatch.setattr(remote, "FIRST_DELAY_S", 0.0)
     calls = []
 
     def flaky():
@@ -102,3 +102,51 @@ def test_paths_and_buckets():
     assert files.absolute("~/x") == os.path.join(os.path.expanduser("~"), "x")
     assert files.bucket_of("gs://b/x/y") == "gs://b" and files.bucket_of("/tmp/x") is None
     assert files.is_remote("gs://b") and not files.is_remote("/gs:/b")
+    assert files.is_remote("ram://x") and files.scheme("s3://b/k") == "s3"
+    # As TensorFlow parses a URI: a scheme only at the start, so these are local paths.
+    assert not files.is_remote("/tmp/a://b") and not files.is_remote("1x://b")
+    assert files.has_buckets("gs://b/x") and files.has_buckets("s3://b")
+    assert not files.has_buckets("ram://b") and not files.has_buckets("/tmp/gs://b")
+    assert files.bucket_of("s3://b") == "s3://b"
+
+
+def test_glob_matches_dot_names_as_tensorflow_does_on_both_kinds(tmp_path, ram_root):
+    for root in (str(tmp_path), ram_root):
+        for name in ("a/data-1.gz", "a/.data-2.tmp", "b/data-3.gz", "b/x.txt"):
+            files.write_bytes(f"{root}/{name}", b"1")
+        assert files.glob(f"{root}/*/data-*") == [f"{root}/a/data-1.gz", f"{root}/b/data-3.gz"]
+        assert files.glob(f"{root}/a/*") == [f"{root}/a/.data-2.tmp", f"{root}/a/data-1.gz"]
+        assert files.glob(f"{root}/b/x.txt") == [f"{root}/b/x.txt"]
+        assert files.glob(f"{root}/nope/*") == [] and files.glob(f"{root}/nope") == []
+
+
+def test_walk_is_os_walk_on_both_kinds_and_can_skip_folders(tmp_path, ram_root):
+    for root in (str(tmp_path / "w"), ram_root):
+        for name in ("top.txt", "cats/1.png", ".hidden/2.png", "cats/deep/3.png"):
+            files.write_bytes(f"{root}/{name}", b"1")
+        seen = []
+        for folder, subdirs, names in files.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+            seen += [os.path.relpath(os.path.join(folder, n), root) for n in sorted(names)]
+        assert seen == ["top.txt", "cats/1.png", "cats/deep/3.png"], root
+        assert list(files.walk(f"{root}/missing")) == []
+
+
+def test_copy_and_stat_between_local_and_remote(tmp_path, ram_root):
+    source = str(tmp_path / "a.bin")
+    files.write_bytes(source, b"12345")
+    files.copy(source, f"{ram_root}/a.bin")
+    files.copy(f"{ram_root}/a.bin", str(tmp_path / "b.bin"))
+    files.copy(str(tmp_path / "b.bin"), str(tmp_path / "a.bin"))  # replaces
+    assert files.read_bytes(str(tmp_path / "a.bin")) == b"12345"
+    local, far = files.stat(source), files.stat(f"{ram_root}/a.bin")
+    assert (local.size, far.size) == (5, 5) and local.path == source
+    assert local.mtime_ns == os.stat(source).st_mtime_ns  # not cut to whole seconds
+
+
+def test_open_file_writes_text_on_both_kinds(tmp_path, ram_root):
+    for root in (str(tmp_path), ram_root):
+        with files.open_file(f"{root}/lines.txt", "w") as f:
+            f.write("é\n")
+        with files.open_file(f"{root}/lines.txt", "r") as f:
+            assert list(f) == ["é\n"]

@@ -1,7 +1,7 @@
 """kubeflow/run_local.py runs the compiled Kubeflow package as the open-source KFP v2 backend does.
 
 The end-to-end test compiles the package for a span pattern of 100 digits and
-3 training steps, runs all 9 steps with input artifact types emptied (as the
+3 training steps, runs all 12 steps with input artifact types emptied (as the
 backend passes them), then, with a second span, runs it again on the same
 root: the second run ingests only the new span, and its baseline is the first
 run's pushed model. A package compiled with --workers runs its Trainer
@@ -36,7 +36,7 @@ def _outputs(run_root: pathlib.Path, task: str) -> dict:
 def _succeeded(result: subprocess.CompletedProcess) -> pathlib.Path:
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     done = [line for line in result.stdout.splitlines() if line.startswith("done ")]
-    assert len(done) == 9
+    assert len(done) == 12
     return pathlib.Path(result.stdout.splitlines()[-1].split("succeeded: ")[1])
 
 
