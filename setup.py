@@ -34,7 +34,8 @@ setup(
         "keras-tuner>=1.4,<1.5",  # --tune's oracle (the Tuner component needs it too)
     ],
     # Not Python, but read at run time: the model card's schema and template.
-    package_data={"components.model_card": ["model_card.schema.json", "template.html.jinja"]},
+    package_data={"components.common.model_card_format": ["model_card.schema.json",
+                                                          "template.html.jinja"]},
     extras_require={
         # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
         "mlflow": ["mlflow>=2.22,<2.23"],

@@ -1,7 +1,7 @@
 """The Trainer's and Transform's settings: typed dataclasses carried in TFX's `custom_config`.
 
 Light on purpose (no TensorFlow): the planner, the compiler and `run_fn` all
-import it. Both travel by components/parameters.py's one convention, which
+import it. Both travel by components/common/parameters.py's one convention, which
 casts every value back to its type and names unknown or missing settings.
 pipeline/planning/plan.py builds them from the config; they hold no
 defaults of their own.
@@ -11,15 +11,13 @@ import json
 import math
 from typing import Optional
 
-from components import parameters
+from components.common import parameters
+# Which networks exist: the one registry. Re-exported: the planner and the
+# trainer ask params which names are backbones.
+from modules.network_registry import BACKBONE_NAMES, MODELS, MODULE  # noqa: F401
 
 CUSTOM_CONFIG_KEY = "trainer_params"
 TRANSFORM_CONFIG_KEY = "transform_params"
-# Keras Applications networks (modules/backbones.py), fine-tuned when pretrained.
-BACKBONE_NAMES = ("mobilenet_v2", "efficientnet_b0", "resnet50")
-# "module": the network comes from the user's --module-file (modules/user_module.py).
-MODULE = "module"
-MODELS = ("cnn", "resnet", "photo") + BACKBONE_NAMES + (MODULE,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +73,7 @@ class TrainerParams:
     # The decode cache's root: the local state folder's on a local run
     # (pipeline/local/state.py); None: beside the Trainer's outputs (a cluster).
     cache_root: Optional[str] = None
-    # The best trial's values as JSON (modules/tuning/space.py), set by the
+    # The best trial's values as JSON (modules/networks/space.py), set by the
     # Trainer from the Tuner's artifact; None: untuned.
     hyperparameters: Optional[str] = None
 

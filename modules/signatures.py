@@ -7,7 +7,7 @@
 
 Each returns `probabilities`, `class_id` and `class_name` (from labels.txt).
 A convolutional model also gets `serving_gradcam` (pixels and a class id in,
-a Grad-CAM heatmap out), for the Evaluator's audit (components/model_audit/).
+a Grad-CAM heatmap out), for the Evaluator's audit (components/image_evaluator/audit/).
 """
 import json
 import os
@@ -18,11 +18,12 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from components.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_FILE,
+from components.common.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_FILE,
                                  NORMALIZATION_FILE, PIXELS_INPUT, PROBABILITIES,
                                  SERVING_DEFAULT, SERVING_IMAGE, SERVING_TENSOR)
-from components.model_audit.signature import CLASS_ID_INPUT, HEATMAP, LAYER, SERVING_GRADCAM
-from components.storage import files
+from components.image_evaluator.audit.signature import (CLASS_ID_INPUT, HEATMAP, LAYER,
+                                                        SERVING_GRADCAM)
+from components.common.storage import files
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:

@@ -18,8 +18,8 @@ import typing
 from typing import List, Optional
 
 from components.image_example_gen.readers.folder_tree import DatasetError
-from components.storage import files
-from components.storage.files import StorageError
+from components.common.storage import files
+from components.common.storage.files import StorageError
 from modules.cluster.tf_config import ClusterConfigError
 from pipeline.config import LOCAL_BEAM_ARGS, ConfigError, PipelineConfig, config_fields, flag_help
 from pipeline import commands, startup

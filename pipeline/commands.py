@@ -7,8 +7,8 @@ import argparse
 import os
 
 from components.image_example_gen import spans
-from components.storage import files
-from components.storage.access import check_readable, check_writable
+from components.common.storage import files
+from components.common.storage.access import check_readable, check_writable
 from modules.cluster.tf_config import read_cluster
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
@@ -60,7 +60,7 @@ def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
 def command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_data(config.data)
     _check_output(os.path.dirname(config.output) or ".")
-    from pipeline.local import ingest as ingest_runner  # heavy: TensorFlow and Beam load only here
+    from pipeline.local import ingest_command as ingest_runner  # heavy: TF and Beam load here
     report = ingest_runner.run_ingest(config)
     print(ingest_runner.format_report(report, config.output))
 
@@ -135,7 +135,7 @@ def command_runs(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 
 def command_versions(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.continuous.versions import format_versions, list_versions, write_json
+    from pipeline.continuous.version_list import format_versions, list_versions, write_json
     listing = list_versions(config)
     if args.versions_json:
         write_json(listing, files.absolute(args.versions_json))
@@ -143,7 +143,7 @@ def command_versions(config: PipelineConfig, args: argparse.Namespace) -> None:
 
 
 def command_rollback(config: PipelineConfig, args: argparse.Namespace) -> None:
-    from pipeline.continuous.versions import require_versions
+    from pipeline.continuous.version_list import require_versions
     require_versions(config)  # before the lock makes a state folder for a mistyped --output
     from pipeline.continuous.rollback import describe, rollback  # ML Metadata
     with _output_lock(config):  # a run's Pusher would write the same files

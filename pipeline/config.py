@@ -12,15 +12,16 @@ import shlex
 from pathlib import Path
 from typing import List, Optional, Type, TypeVar
 
-from components.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
-from components.storage.files import is_remote
+from components.common.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
+from components.common.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
 from components.image_pusher.settings import PushSettings
 from components.model_card.settings import CardSettings
 from components.serving_validator.settings import ServingCheckSettings
 from components.tflite_converter.settings import QUANTIZATIONS, TFLiteSettings
 from components.image_evaluator.settings import AuditSettings
-from modules.params import MODELS, MODULE
+from modules import network_registry
+from modules.network_registry import MODELS, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Over this, an image is refused before decoding (decompression bombs); also
@@ -113,7 +114,7 @@ class PipelineConfig:
                                        "--mlflow-uri http://127.0.0.1:5000")
     allow_drift: bool = _field(False, "Push even when the newest span drifted from the one "
                                "before it (see the --drift-* thresholds).")
-    # The newest span against the one before (components/drift.py, docs/continuous.md).
+    # The newest span against the one before (components/common/drift.py, docs/continuous.md).
     drift_label: float = _drift(0.2, "class shares: the largest change of one (L-infinity)")
     drift_brightness: float = _drift(0.1, "brightness: Jensen-Shannon divergence, base 2")
     drift_size: float = _drift(1.0, "image size: |log2| of the median pixel counts' ratio")
@@ -135,11 +136,7 @@ class PipelineConfig:
         below=True)
     max_slice_gap: Optional[float] = _gate("overall accuracy minus the worst slice's",
                                            "--max-slice-gap 0.1")
-    model: Optional[str] = _field(None, "Model: cnn (the Cloud TPU MNIST example's CNN, for "
-                                  "small grayscale images), photo (an inverted-residual "
-                                  "network for photos), resnet (a small ResNet), or a Keras "
-                                  "Applications backbone fine-tuned in two phases: "
-                                  "mobilenet_v2, efficientnet_b0, resnet50. Default: "
+    model: Optional[str] = _field(None, f"Model: {network_registry.describe()}. Default: "
                                   "planned from the data (never a backbone).",
                                   choices=tuple(m for m in MODELS if m != MODULE))
     weights: Optional[str] = _field(None, "Backbones: imagenet (Keras downloads them once, "

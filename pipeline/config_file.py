@@ -9,7 +9,7 @@ from typing import Any, Dict
 
 import yaml
 
-from components.storage import files
+from components.common.storage import files
 
 from pipeline.config import ConfigError, PipelineConfig, config_fields
 

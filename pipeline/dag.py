@@ -23,10 +23,10 @@ from tfx.proto import pusher_pb2, trainer_pb2, transform_pb2
 from tfx.types import standard_artifacts
 from tfx.types.channel import Channel
 
-from components.baseline_resolver import strategy
-from components.baseline_resolver.strategy import LatestBlessedOtherModelStrategy
-from components import contract as ids
-from components.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, SLICE_KEYS,
+from components.resolvers import latest_blessed_other as strategy
+from components.resolvers.latest_blessed_other import LatestBlessedOtherModelStrategy
+from components.common import contract as ids
+from components.common.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, SLICE_KEYS,
                                  TRAIN)
 from components.image_example_gen.component import ImageExampleGen
 from components.image_evaluator.component import ImageEvaluator
@@ -36,8 +36,8 @@ from components.serving_validator.component import ImageInfraValidator
 from components.tflite_converter.component import TFLiteConverter
 from components.image_tuner.component import ImageTuner
 from components.pushed_baseline.component import PushedBaseline
-from components.warm_start_resolver import strategy as warm_start_strategy
-from components.warm_start_resolver.strategy import LatestBlessedEarlierDataModelStrategy
+from components.resolvers import latest_blessed_earlier_data as warm_start_strategy
+from components.resolvers.latest_blessed_earlier_data import LatestBlessedEarlierDataModelStrategy
 from modules.cluster import launcher
 from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
 from pipeline.config import PipelineConfig
@@ -65,7 +65,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     model whose overall accuracy passes. The confusion matrix (argmax, the
     plot's default threshold 0.0) is for reports too; summary.json carries it.
     The slices of SLICE_KEYS (size, color, aspect, the user's group) and their
-    example counts feed the audit's slice gap (components/model_audit/); a
+    example counts feed the audit's slice gap (components/image_evaluator/audit/); a
     feature the examples lack (older data, no --groups) gives no slices.
     """
     threshold = tfma.MetricThreshold(
@@ -113,7 +113,7 @@ def _baseline(kind: str, config: PipelineConfig, trainer):
 
 def _warm_start(example_gen):
     """The resolver of the model the Trainer may start from (local runs: it needs ML
-    Metadata's lineage); see components/warm_start_resolver/strategy.py."""
+    Metadata's lineage); see components/resolvers/latest_blessed_earlier_data.py."""
     return Resolver(
         strategy_class=LatestBlessedEarlierDataModelStrategy,
         **{strategy.MODEL: Channel(type=standard_artifacts.Model),

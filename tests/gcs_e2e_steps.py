@@ -37,7 +37,7 @@ def _imagepipe(*args, **kwargs) -> dict:
 
 def upload_digits() -> dict:
     """data/mnist_1k/png to the bucket through TensorFlow's client; and a 100-digit subset."""
-    from components.storage.tree_copy import copy_tree
+    from components.common.storage.tree_copy import copy_tree
     import tensorflow as tf
     started = time.monotonic()
     copied = copy_tree(MNIST_PNG, f"{BUCKET}/mnist", fs=tf.io.gfile)
@@ -90,7 +90,7 @@ def formats() -> dict:
     import numpy as np
     import tensorflow as tf
     from components.image_example_gen.readers.arrays import parse_idx
-    from components.storage import files
+    from components.common.storage import files
     idx = os.path.join(REPO, "data", "mnist_1k", "idx")
     for name in os.listdir(idx):
         tf.io.gfile.copy(os.path.join(idx, name), f"{BUCKET}/idx/{name}", overwrite=True)
@@ -115,7 +115,7 @@ def formats() -> dict:
 def dedupe() -> dict:
     """`imagepipe ingest --dedupe` of digits with planted exact copies, bucket to bucket."""
     import tensorflow as tf
-    from components.storage import files
+    from components.common.storage import files
     for path in tf.io.gfile.glob(f"{BUCKET}/digits/*/*.png"):
         label, name = path.split("/")[-2:]
         tf.io.gfile.copy(path, f"{BUCKET}/dupes/{label}/{name}", overwrite=True)
@@ -143,7 +143,7 @@ def files_in_the_bucket() -> dict:
         f.write("epochs: 3\nbatch_size: 16\n")
     module = _imagepipe("plan", "--data", f"{BUCKET}/digits", "--module-file",
                         f"{BUCKET}/code/net.py", "--config", f"{BUCKET}/code/flags.yaml")
-    from modules.backbones import build_network
+    from modules.networks.backbones import build_network
     local = os.path.join(WORKDIR, "mnv2_notop.h5")
     build_network("mobilenet_v2", 32, None).save_weights(local)
     tf.io.gfile.copy(local, f"{BUCKET}/code/mnv2_notop.h5", overwrite=True)

@@ -4,7 +4,7 @@
         .venv/bin/python -m tests.gcs_fault_steps --work DIR ingest push predict
 
 Run from the repository root (`-m`, so that `tests.` imports resolve). Each step
-does its real work (the `imagepipe` command, or `components.versions.publish`),
+does its real work (the `imagepipe` command, or `components.common.versions.publish`),
 then checks that the result is complete, and prints one JSON line
 `{"step", "ok", "error", "seconds", ...}` prefixed with RESULT_PREFIX; exits 1
 if any failed. SEED must hold imagepipe-test/digits/<class>/*.png. About 20-40 s
@@ -76,8 +76,8 @@ def step_push(work: str) -> dict:
     """`publish` of a small SavedModel; the version is listed, loads, and matches by size."""
     import tensorflow as tf
 
-    from components import versions
-    from components.storage import files
+    from components.common import versions
+    from components.common.storage import files
     source, base = save_module(os.path.join(work, "small_model")), f"{BUCKET}/serving/m"
     version = versions.next_version(base)
     final = versions.publish(source, base, version, source_uri="x")
@@ -111,7 +111,7 @@ def step_predict(work: str) -> dict:
 def _publish_child(source: str, base: str, version: int) -> subprocess.Popen:
     """A process that publishes `source` as `version`; it prints "start" once TensorFlow
     has loaded, so that a kill timed from that line lands in the push itself."""
-    code = ("import sys\nimport tensorflow\nfrom components.versions import publish\n"
+    code = ("import sys\nimport tensorflow\nfrom components.common.versions import publish\n"
             "print('start', flush=True)\n"
             "publish(sys.argv[1], sys.argv[2], int(sys.argv[3]), source_uri='x')\n")
     return subprocess.Popen([sys.executable, "-c", code, source, base, str(version)],
@@ -153,7 +153,7 @@ def step_kill(work: str) -> dict:
     """Pushes killed at several points never look complete, and the next push works."""
     import tensorflow as tf
 
-    from components import versions
+    from components.common import versions
     source = save_module(os.path.join(work, "big_model"), BIG_VARIABLE_FLOATS)
     base, landed = f"{BUCKET}/serving/k", {}
     for point in KILL_POINTS:

@@ -113,10 +113,73 @@ def test_pipeline_imports_only_its_lower_steps():
 
 def test_no_package_folder_holds_more_than_15_modules():
     crowded = {}
-    for floor in FLOORS[:3]:
+    for floor in FLOORS:
         for folder in [REPO / floor, *(REPO / floor).rglob("*")]:
             if folder.is_dir() and (folder / "__init__.py").exists():
                 modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
                 if len(modules) > MAX_MODULES_PER_FOLDER:
                     crowded[str(folder.relative_to(REPO))] = len(modules)
     assert not crowded, crowded
+
+
+# --- File names: one meaning each ---
+# Names that stand for the same role in parallel packages (TFX's component.py and
+# executor.py, a stage's settings.py, a resolver's strategy.py).
+PARALLEL_ROLES = {"__init__.py", "component.py", "executor.py", "settings.py", "strategy.py",
+                  "conftest.py"}
+
+
+def test_no_two_modules_share_a_file_name_unless_they_play_the_same_role():
+    seen = {}
+    for path in _tracked_python():
+        rel = path.relative_to(REPO)
+        if rel.parts[0] != "tests" and rel.name not in PARALLEL_ROLES:
+            seen.setdefault(rel.name, []).append(str(rel))
+    repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not repeated, repeated
+
+
+# --- Layers inside components/ and modules/ (their READMEs) ---
+# components/: `common` (storage, the contract, parameters, versions, the TFX adapter)
+# at the bottom; each component folder imports only `common` and itself.
+COMMON = "common"
+# modules/, bottom to top; a module imports only lower layers or its own group.
+MODULE_LAYERS = (("network_registry",), ("params", "autograph_rules"),
+                 ("networks", "augment", "preprocessing", "schedule", "signatures",
+                  "epoch_progress", "data", "cluster", "continuous"),
+                 ("distribution",), ("training",), ("trainer",), ("tuning",),
+                 ("examples",))
+
+
+def _group(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _inner_imports(prefix: str):
+    """(module, imported module) pairs inside one floor."""
+    for path in _package_files():
+        module = _module_name(path)
+        if module.startswith(prefix + "."):
+            for name in {n for n in _imports(path) if n.startswith(prefix + ".")}:
+                yield module, name
+
+
+def test_components_import_only_common_and_themselves():
+    wrong = [f"{module} imports {name}" for module, name in _inner_imports("components")
+             if _group(name) not in (COMMON, _group(module))
+             or (_group(module) == COMMON and _group(name) != COMMON)]
+    assert not wrong, wrong
+
+
+def _layer(module: str) -> int:
+    group = _group(module)
+    found = [i for i, names in enumerate(MODULE_LAYERS) if group in names]
+    assert found, f"{module}: not in MODULE_LAYERS (tests/test_codebase_shape.py)"
+    return found[0]
+
+
+def test_modules_import_only_lower_layers_or_their_own_group():
+    wrong = [f"{module} imports {name}" for module, name in _inner_imports("modules")
+             if _group(name) != _group(module) and _layer(name) >= _layer(module)]
+    assert not wrong, wrong

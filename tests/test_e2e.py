@@ -12,7 +12,7 @@ from PIL import Image
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from components.contract import COMPONENT_IDS
+from components.common.contract import COMPONENT_IDS
 
 pytestmark = pytest.mark.slow
 # Resolvers re-query ML Metadata on every run, by design.

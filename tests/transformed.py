@@ -13,11 +13,11 @@ from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, sche
 from tfx.components.trainer.fn_args_utils import DataAccessor
 from tfx_bsl.public import tfxio
 
-from components.contract import IMAGE_KEY, LABEL_KEY
+from components.common.contract import IMAGE_KEY, LABEL_KEY
 from modules.params import TransformParams
 from modules.preprocessing import preprocessing_fn
 from pipeline.config import PipelineConfig
-from pipeline.local.ingest import run_ingest
+from pipeline.local.ingest_command import run_ingest
 
 SIZE = 8
 RAW_SPEC = {IMAGE_KEY: tf.io.FixedLenFeature([1], tf.string),
@@ -92,7 +92,7 @@ class Exported:
 
 def export_tiny_model(root, make_image, channels: int = 3) -> Exported:
     """An untrained CNN over 8x8 images, exported with the real Transform graph."""
-    from modules.model import build_cnn
+    from modules.networks.small import build_cnn
     from modules.signatures import export
     examples_dir, images = ingest(root, make_image, channels)
     transform(f"{examples_dir}/train/*", str(root / "tft_tmp"), str(root / "tft"), channels)

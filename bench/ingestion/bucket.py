@@ -152,7 +152,7 @@ def _warm_up() -> None:
     """Imports what both sides import, once, unmeasured: else the first run alone pays
     for reading TensorFlow's and Beam's libraries from disk (measured: 10.5 s against
     3.7 s for the same plan, with --limit 20)."""
-    imports = "import tensorflow, apache_beam, google.cloud.storage, pipeline.local.ingest"
+    imports = "import tensorflow, apache_beam, google.cloud.storage, pipeline.local.ingest_command"
     subprocess.run([sys.executable, "-W", "ignore", "-c", imports], cwd=ROOT, check=True,
                    capture_output=True)
 

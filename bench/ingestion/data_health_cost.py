@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.ingestion.data_health_cost --data DIR --repeat 5
 
 Each run is `run_ingest` (the same code as `imagepipe ingest`) in a fresh
-process, timed after imports; "off" sets components.data_health.hashing.ENABLED
+process, timed after imports; "off" sets components.image_example_gen.data_health.hashing.ENABLED
 to False, which skips hashing in the encoding workers and the report's
 data_health section. Runs alternate on/off, --repeat times each (3 by
 default), so drift on a shared machine hits both alike. Prints per-run
@@ -55,9 +55,9 @@ def run_variant(enabled: bool, data: str, out: str) -> dict:
 
     CPU seconds as well as wall: on a shared machine they vary far less.
     """
-    from components.data_health import hashing
+    from components.image_example_gen.data_health import hashing
     from pipeline.config import PipelineConfig
-    from pipeline.local.ingest import run_ingest
+    from pipeline.local.ingest_command import run_ingest
     hashing.ENABLED = enabled
     waits = _time_sampler_joins()
     start, cpu = time.perf_counter(), _cpu_seconds()

@@ -72,7 +72,7 @@ def _baseline(data: str, out: str) -> int:
     import tensorflow as tf
     from components.image_example_gen.readers.folder_tree import list_class_folders
     from components.image_example_gen.ingest import split_index
-    from components.contract import SPLITS
+    from components.common.contract import SPLITS
     listing = list_class_folders(data)
     options = tf.io.TFRecordOptions(compression_type="GZIP")
     writers = {s: tf.io.TFRecordWriter(os.path.join(out, f"{s}.tfrecord.gz"), options)
@@ -88,7 +88,7 @@ def _baseline(data: str, out: str) -> int:
 
 def _ours(data: str, out: str, beam_args: str) -> int:
     from pipeline.config import PipelineConfig
-    from pipeline.local.ingest import run_ingest
+    from pipeline.local.ingest_command import run_ingest
     report = run_ingest(PipelineConfig(data=data, output=out, beam_args=beam_args))
     return sum(report["splits"].values())
 
@@ -98,7 +98,7 @@ def run_variant(name: str, data: str, out: str) -> dict:
     os.makedirs(out, exist_ok=True)
     # Every import happens before the clock starts, for both sides.
     import components.image_example_gen.ingest  # noqa: F401  (Beam, TF, PIL)
-    import pipeline.local.ingest  # noqa: F401
+    import pipeline.local.ingest_command  # noqa: F401
     start = time.perf_counter()
     images = _baseline(data, out) if name == "baseline" else _ours(data, out + "/o",
                                                                    VARIANTS[name])

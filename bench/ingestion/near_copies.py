@@ -52,8 +52,8 @@ def _hasher(full_decode: bool):
 
 def measure(paths, full_decode: bool, seed: int = 0) -> dict:
     """Bit counts moved per kind of copy, and distances between different photos."""
-    from components.data_health.hashing import hamming
-    from components.data_health.near_index import NEAR_THRESHOLD
+    from components.image_example_gen.data_health.hashing import hamming
+    from components.image_example_gen.data_health.near_index import NEAR_THRESHOLD
     rng, hash_of = random.Random(seed), _hasher(full_decode)
     originals, moved = [], {kind: collections.Counter() for kind in _KINDS}
     for path in paths:

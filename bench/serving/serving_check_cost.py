@@ -39,7 +39,7 @@ def artifacts(output: str) -> tuple:
 def baseline(model: str, examples: str, root: str, tflite: dict) -> None:
     from components.image_pusher.serving_config import write_serving_configs
     from components.image_pusher.tflite_push import push_tflite
-    from components.versions import next_version, publish
+    from components.common.versions import next_version, publish
     base = os.path.join(root, "serving", "m")
     version = next_version(base)
     publish(model, base, version, source_uri=model)

@@ -43,9 +43,9 @@ def throughput_row(name: str, side: int, steps: int) -> dict:
     """Images/s of `name` (a backbone, or 'photo') training head-only, fine-tuning, predicting."""
     import tensorflow as tf
     import tf_keras as keras
-    from modules.backbones import backbone_of, build_backbone_model, unfreeze_top
-    from modules.model import compile_model
-    from modules.photo_model import build_photo
+    from modules.networks.backbones import backbone_of, build_backbone_model, unfreeze_top
+    from modules.networks.keras_model import compile_model
+    from modules.networks.photo import build_photo
     keras.backend.clear_session()
     x = tf.random.normal([BATCH, side, side, 3])
     y = tf.one_hot(tf.random.uniform([BATCH], 0, 5, tf.int32), 5)

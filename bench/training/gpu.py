@@ -23,7 +23,8 @@ def throughput(policy: str, model_name: str, batch: int, steps: int, epochs: int
     """Steady-state examples/s of `model_name` under `policy` on the visible GPUs."""
     import tensorflow as tf
     import tf_keras as keras
-    from modules.model import MODELS, compile_model
+    from modules.network_registry import builder
+    from modules.networks.keras_model import compile_model
     from modules.epoch_progress import FitThroughput, read_fit_stats
     from modules.distribution import select_strategy
     plan = select_strategy(None, batch, mixed_precision=policy != "float32")
@@ -35,7 +36,7 @@ def throughput(policy: str, model_name: str, batch: int, steps: int, epochs: int
     keras.mixed_precision.set_global_policy(plan.policy)
     try:
         with plan.strategy.scope():
-            model = compile_model(MODELS[model_name]((64, 64, 3), 10), "adam", 1e-3, 1)
+            model = compile_model(builder(model_name)((64, 64, 3), 10), "adam", 1e-3, 1)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     with tempfile.TemporaryDirectory() as folder:

@@ -3,7 +3,7 @@
     bash scripts/bench.sh training/levers  # photo at 128 px, cnn at 28 px
     bash scripts/bench.sh training/levers --models photo:160 --seconds 5
 
-Each lever trains one of the Trainer's built-in models (modules.model.MODELS)
+Each lever trains one of the Trainer's built-in models (modules/network_registry.py)
 on random in-memory images, in a fresh process: a warm-up (which takes any
 compilation) sizes an epoch to about --seconds, and the median of 3 such
 epochs gives the examples/s:
@@ -33,14 +33,14 @@ def throughput(lever: str, model: str, size: int, seconds: float) -> dict:
     import numpy as np
     import tensorflow as tf
     import tf_keras as keras
-    from modules.model import MODELS as BUILDERS
+    from modules.network_registry import builder
     keras.mixed_precision.set_global_policy(
         "mixed_bfloat16" if lever == "mixed_bfloat16" else "float32")
     rng = np.random.default_rng(0)
     images = rng.random((BATCH * 8, size, size, 3), np.float32)
     labels = rng.integers(0, 5, len(images))
     data = tf.data.Dataset.from_tensor_slices((images, labels)).batch(BATCH).cache().repeat()
-    net = BUILDERS[model]((size, size, 3), 5)
+    net = builder(model)((size, size, 3), 5)
     net.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=lever == "xla",
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=False))
     net.fit(data, steps_per_epoch=2, epochs=1, verbose=0)  # compilation, if any

@@ -56,7 +56,7 @@ def normalized(images: np.ndarray, train: np.ndarray, stats=None):
 def candidates():
     """name -> builder(input_shape, classes), from modules/photo_model's blocks."""
     import functools
-    from modules.photo_model import MOBILENET_V2_STAGES, build_photo
+    from modules.networks.photo import MOBILENET_V2_STAGES, build_photo
     return {"photo": build_photo,
             "photo_deep": functools.partial(build_photo, stages=MOBILENET_V2_STAGES,
                                             head_channels=640)}
@@ -67,7 +67,7 @@ def train_one(name, build, x, y, train, epochs: int, batch: int, seed: int) -> d
     import tensorflow as tf
     import tf_keras as keras
     from modules.augment import Augmentation, augment_batches
-    from modules.model import compile_model
+    from modules.networks.keras_model import compile_model
     from modules.params import TrainerParams
     from modules.schedule import Schedule, learning_rate
     keras.utils.set_random_seed(seed)

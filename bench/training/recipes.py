@@ -109,7 +109,7 @@ def _batches(x, onehot, recipe: str, side: int, seed: int, batch: int):
 
 def _model(recipe: str, classes: int, learning_rate, side: int):
     import tf_keras as keras
-    from modules.photo_model import build_photo
+    from modules.networks.photo import build_photo
     keras.mixed_precision.set_global_policy(
         "mixed_bfloat16" if recipe == "mixed_bfloat16" else "float32")
     side = None if recipe == "progressive" else side  # one model for both sides
@@ -143,7 +143,7 @@ def _seconds_per_step(recipe: str, x, onehot, side: int, seed: int, batch: int) 
 def _at_sides(model, classes: int, test: dict, labels, excite: bool = False) -> dict:
     """{name: [accuracy, accuracy averaged with the mirror image]} on `test` ({name: eval
     images}), the trained weights in a model built for each set's side."""
-    from modules.photo_model import build_photo
+    from modules.networks.photo import build_photo
     found = {}
     for name, images in test.items():
         resized = build_photo(images.shape[1:], classes, excite=excite)

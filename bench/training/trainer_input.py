@@ -18,8 +18,9 @@ Both sides run in this process, interleaved, --repeat times each (medians):
   optimizer, strategy, epochs and steps (no augmentation) through
   `tf.data.Dataset.from_tensor_slices` (in memory, shuffled, complete
   batches), timed by the same callback.
-A third figure is the Trainer's input pipeline alone (modules/trainer.make_dataset,
-no model): if it is much faster than the model, the input never starves it.
+A third figure is the Trainer's input pipeline alone
+(modules/training/input_pipeline.make_dataset, no model): if it is much faster than the
+model, the input never starves it.
 Writes bench/results/training.json.
 
 Goal: Trainer >= 0.9x the NumPy baseline, on mnist_1k and flowers.
@@ -56,8 +57,8 @@ def train_arrays(uris: dict):
     """(images, labels, tft_output): the train split through the transform graph."""
     import tensorflow as tf
     import tensorflow_transform as tft
-    from components.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
-    from components.storage import files
+    from components.common.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
+    from components.common.storage import files
     tft_output = tft.TFTransformOutput(uris["transform_graph"])
     folder = split_dir(uris["examples"], TRAIN)
     records = [os.path.join(folder, name) for name in files.list_dir(folder)[1]]
@@ -92,7 +93,8 @@ def numpy_fit(images, labels, params, epochs: int, steps: int, augment: bool = F
     """
     import tensorflow as tf
     import tf_keras as keras
-    from modules.model import MODELS, compile_model
+    from modules.network_registry import builder
+    from modules.networks.keras_model import compile_model
     from modules.epoch_progress import FitThroughput, read_fit_stats
     from modules.distribution import select_strategy
     keras.utils.set_random_seed(params.seed)
@@ -109,7 +111,7 @@ def numpy_fit(images, labels, params, epochs: int, steps: int, augment: bool = F
         dataset = augment_batches(dataset, aug, params.seed)
     dataset = dataset.prefetch(tf.data.AUTOTUNE)
     with plan.strategy.scope():
-        model = compile_model(MODELS[params.model](images.shape[1:], classes),
+        model = compile_model(builder(params.model)(images.shape[1:], classes),
                               params.optimizer, params.learning_rate,
                               params.steps_per_execution, params.label_smoothing)
     with tempfile.TemporaryDirectory() as folder:
@@ -142,8 +144,8 @@ def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
         # As TFX lays them out: the Trainer's backup folder then lands in `folder` too.
         model.uri = os.path.join(folder, "Trainer", "model", "1")
         model_run.uri = os.path.join(folder, "Trainer", "model_run", "1")
-        # Patched at its source: TFX reloads modules.trainer before calling
-        # run_fn (import_utils.import_func_from_module), re-binding its imports.
+        # Patched at its source, which modules/training/input_pipeline.py reads through
+        # the module at call time.
         streamed = mock.patch.object(decode_cache, "plan_caches",
                                      lambda sizes, *a: {split: None for split in sizes})
         with streamed if stream else contextlib.nullcontext():
@@ -169,8 +171,8 @@ def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
     from tfx.types import standard_artifacts
     from modules.augment import Augmentation
     from modules.data.decode_cache import MEMORY
-    from components.contract import TRAIN, split_dir, split_size
-    from modules.trainer import make_dataset
+    from components.common.contract import TRAIN, split_dir, split_size
+    from modules.training.input_pipeline import make_dataset
     examples = standard_artifacts.Examples()
     examples.uri, examples.split_names = uris["examples"], '["train", "eval"]'
     accessor = types.SimpleNamespace(tf_dataset_factory=tfxio_utils

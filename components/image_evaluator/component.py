@@ -7,7 +7,7 @@ from tfx.types.component_spec import ExecutionParameter
 
 from components.image_evaluator import executor
 from components.image_evaluator.settings import AuditSettings
-from components.parameters import encode, execution_parameters
+from components.common.parameters import encode, execution_parameters
 
 
 class ImageEvaluatorSpec(standard_component_specs.EvaluatorSpec):

@@ -5,12 +5,12 @@ from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs as specs
 
-from components.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEYS
-from components.parameters import decode
+from components.common.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEYS
+from components.common.parameters import decode
 from components.image_evaluator.accuracy import overall_accuracy, slice_accuracies
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.vetoes import drift_reason, veto
-from components.model_audit.audit import run_audit, write_audit
+from components.image_evaluator.audit.audit import run_audit, write_audit
 
 ALLOW_DRIFT_KEY = "allow_drift"
 
@@ -24,7 +24,7 @@ class Executor(evaluator_executor.Executor):
 
     The blessing then gets the candidate's overall accuracy (ACCURACY_PROPERTY), so the
     Pusher can record it in the version it pushes without reading TFMA's files; the
-    audit (components/model_audit/) writes audit.json, and a drifted span or a failed
+    audit (components/image_evaluator/audit/) writes audit.json, and a drifted span or a failed
     audit gate un-blesses the model.
     """
 
@@ -62,7 +62,8 @@ def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: 
                            slice_accuracies(evaluation_uri, SLICE_KEYS))
     except Exception as e:
         raise RuntimeError(f"ImageEvaluator: the model audit of {model_uri} failed "
-                           f"({type(e).__name__}: {e}); see components/model_audit/") from e
+                           f"({type(e).__name__}: {e}); see "
+                           "components/image_evaluator/audit/") from e
     for folder in (evaluation_uri, blessing_uri):
         write_audit(result, folder)
     return result["blocked"]

@@ -10,7 +10,7 @@ from typing import Optional
 
 @dataclasses.dataclass(frozen=True)
 class AuditSettings:
-    """Gates on the audit's figures (components/model_audit/); None: report only."""
+    """Gates on the audit's figures (components/image_evaluator/audit/); None: report only."""
 
     max_leakage_gain: Optional[float]  # accuracy minus accuracy without leaked eval images
     min_robust_accuracy: Optional[float]  # mean accuracy under common corruptions

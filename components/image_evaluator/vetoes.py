@@ -6,9 +6,9 @@ from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as
                                                 BLESSED_FILE_NAME as BLESSED_FILE,
                                                 NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
 
-from components.contract import VETOED_PROPERTY, ingest_report
-from components.drift import drift_gate
-from components.storage import files
+from components.common.contract import VETOED_PROPERTY, ingest_report
+from components.common.drift import drift_gate
+from components.common.storage import files
 
 
 def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:

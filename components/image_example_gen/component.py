@@ -9,11 +9,11 @@ from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
 from tfx.types import channel, standard_artifacts, standard_component_specs
 
-from components.contract import EVAL, TRAIN
+from components.common.contract import EVAL, TRAIN
 from components.image_example_gen import executor
 from components.image_example_gen.driver import ImageExampleGenDriver
 from components.image_example_gen.options import IngestOptions
-from components.parameters import encode, execution_parameters
+from components.common.parameters import encode, execution_parameters
 
 
 class ImageExampleGenSpec(standard_component_specs.FileBasedExampleGenSpec):

@@ -11,9 +11,9 @@ from typing import Dict, List, Set, Tuple
 
 import tensorflow as tf
 
-from components.contract import FILENAME_KEY
+from components.common.contract import FILENAME_KEY
 from components.image_example_gen.encoding.encode import Fact
-from components.storage import files
+from components.common.storage import files
 
 _GZIP = tf.io.TFRecordOptions(compression_type="GZIP")
 

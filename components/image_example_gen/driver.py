@@ -14,9 +14,9 @@ from typing import Optional, Tuple
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
-from components.data_health.groups_csv import groups_digest
+from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen import spans
-from components.storage import files
+from components.common.storage import files
 
 TRAIN_SPANS_KEY = "train_spans"  # IngestOptions.train_spans, as its exec property
 GROUPS_KEY = "groups"  # IngestOptions.groups: its file's content is part of the input

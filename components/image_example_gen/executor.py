@@ -14,14 +14,14 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.contract import SPANS_PROPERTY, SPLITS
+from components.common.contract import SPANS_PROPERTY, SPLITS
 from components.image_example_gen import span_ingest, spans
 from components.image_example_gen.driver import record_input_without_driver, tree_fingerprint
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
-from components.parameters import decode
+from components.common.parameters import decode
 
 
 def _record_span_properties(examples) -> None:

@@ -16,7 +16,7 @@ class IngestOptions:
 
     No defaults here: they live in pipeline/config.py, whose flags of the
     same names fill them. The component passes each field as a typed
-    ExecutionParameter (components/parameters.py).
+    ExecutionParameter (components/common/parameters.py).
     """
 
     format: str  # one of FORMATS
@@ -28,7 +28,7 @@ class IngestOptions:
     # A span pattern (components/image_example_gen/spans.py) trains on the
     # latest train_spans spans (0: all); the others are for single datasets.
     train_spans: int
-    # Drift between the newest span and the one before (components/drift.py).
+    # Drift between the newest span and the one before (components/common/drift.py).
     drift_label: float
     drift_brightness: float
     drift_size: float
@@ -37,7 +37,7 @@ class IngestOptions:
     # the pipeline root, the same for every run. KFP gives each run's artifacts their
     # own folder, so it cannot be derived from the artifact's URI there.
     span_store: str
-    # Data health (components/data_health/): drop copies before training; and a
+    # Data health (components/image_example_gen/data_health/): drop copies before training; and a
     # CSV of path,group whose group each example carries (None: no groups).
     dedupe: bool
     groups: Optional[str]

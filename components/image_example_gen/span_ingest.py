@@ -10,14 +10,14 @@ import logging
 import os
 from typing import Callable, Dict, List, Optional
 
-from components import drift
+from components.common import drift
 from components.image_example_gen import health, span_store, spans
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.spans import Span
-from components.contract import DATA_HEALTH_KEY, SPLITS, read_ingest_report
-from components.storage import files
+from components.common.contract import DATA_HEALTH_KEY, SPLITS, read_ingest_report
+from components.common.storage import files
 
 
 def _entries(window: List[Span], options: IngestOptions, store: str, fingerprint):

@@ -21,13 +21,13 @@ import json
 import os
 from typing import Dict, List, Optional
 
-from components.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
-from components.data_health.groups_csv import groups_digest
+from components.common.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
+from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen.encoding.encode import PIXEL_BASIS
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
-from components.storage import files
+from components.common.storage import files
 
 COMPLETE_FILE = "_COMPLETE"
 CLASSES_FILE = "classes.json"  # every class name seen, in id order; append-only

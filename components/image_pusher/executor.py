@@ -1,7 +1,7 @@
 """TFX adapter: the stock Pusher executor's inputs and outputs over push.py.
 
 The blessing check is TFX's (the Evaluator's and the InfraValidator's); then
-the drift gate (components/drift.py); then push.push publishes what the
+the drift gate (components/common/drift.py); then push.push publishes what the
 stages before it made: the stamped model, the TFLite folder that passed its
 gate, the model card. What happened goes into the PushedModel's custom
 properties, which summary.json reads.
@@ -16,17 +16,17 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils, proto_utils
 
-from components.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
+from components.common.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
                                  MODEL_CARD_KEY, SPANS_PROPERTY, TFLITE_MODEL_KEY,
                                  ingest_report)
-from components.drift import drift_gate
-from components.image_pusher.continuous import push_record
+from components.common.drift import drift_gate
+from components.common.provenance import push_record
 from components.image_pusher.push import PushInputs, PushOutcome, push
 from components.image_pusher.settings import PushSettings
-from components.parameters import decode
-from components.storage import files
-from components.storage.tree_copy import copy_tree
-from components import tfx_internals
+from components.common.parameters import decode
+from components.common.storage import files
+from components.common.storage.tree_copy import copy_tree
+from components.common import tfx_internals
 
 EXAMPLES_KEY = keys.EXAMPLES_KEY  # optional: the ingest report (drift, spans)
 # Custom properties beside the stock Pusher's: why nothing was pushed (drift, a rolled-back
@@ -93,8 +93,8 @@ def _stamped_or(model_path: str, input_dict: Dict[str, List[types.Artifact]]) ->
 def _converted(input_dict: Dict[str, List[types.Artifact]]):
     """The TFLiteConverter's folder, if it converted and its file passed the gate."""
     tflite = (input_dict.get(TFLITE_MODEL_KEY) or [None])[0]
-    return tflite.uri if tflite is not None and tflite.get_custom_property(CONVERTED_PROPERTY) == 1 \
-        else None
+    converted = tflite is not None and tflite.get_custom_property(CONVERTED_PROPERTY) == 1
+    return tflite.uri if converted else None
 
 
 def _draft_card(input_dict: Dict[str, List[types.Artifact]]):

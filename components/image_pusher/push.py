@@ -12,14 +12,14 @@ import os
 import time
 from typing import Dict, Optional
 
-from components.contract import MODEL_CARD_HTML, MODEL_CARD_JSON
+from components.common.contract import MODEL_CARD_HTML, MODEL_CARD_JSON
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.settings import PushSettings
 from components.image_pusher.tflite_publish import publish_tflite
-from components.model_card.card import stamp_card, validate
-from components.model_card.card_files import card_files
-from components.storage import files
-from components.versions import (next_version, point_tflite, provenance, publish,
+from components.common.model_card_format.card_format import stamp_card, validate
+from components.common.model_card_format.pages import card_files
+from components.common.storage import files
+from components.common.versions import (next_version, point_tflite, provenance, publish,
                                  pushed_version_of, serving_state, unpin_for)
 
 

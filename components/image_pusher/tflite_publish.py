@@ -5,8 +5,8 @@ import shutil
 import tempfile
 from typing import Dict, Optional
 
-from components.storage.tree_copy import copy_tree
-from components.versions import TFLITE_COMMIT_FILE, is_complete, publish
+from components.common.storage.tree_copy import copy_tree
+from components.common.versions import TFLITE_COMMIT_FILE, is_complete, publish
 
 INFO_FILE = "model_info.json"  # TFLiteConverter's; gets the version it ships as
 

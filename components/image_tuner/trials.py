@@ -3,7 +3,7 @@ import json
 import os
 from typing import List
 
-from components.storage import files
+from components.common.storage import files
 
 TRIALS_FILE = "trials.json"
 # What TFX's Tuner executor writes into the HyperParameters artifact.

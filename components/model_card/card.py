@@ -1,20 +1,16 @@
-"""The model card: a dict in the Model Card Toolkit's schema v0.0.2, checked against it.
+"""The model card of a blessed model, in the Model Card Toolkit's schema v0.0.2.
 
-The schema (model_card.schema.json beside this file) is vendored from
-model-card-toolkit 2.0.0, Copyright 2019 The TensorFlow Authors, Apache
-License 2.0; the toolkit itself does not install on this stack
-(docs/model_card.md). Plain functions on CardSources (sources.py): no TF.
+Plain functions on CardSources (sources.py), no TensorFlow. The format itself
+(the schema, the stamp the Pusher adds, the pages) is in
+components/common/model_card_format/, which the Pusher reads too.
 """
-import datetime
 import json
-import os
 from typing import List, Optional
 
-from components.drift import describe
+from components.common.drift import describe
+from components.common.model_card_format.card_format import SCHEMA_VERSION
 from components.model_card.sources import CardSources
 
-SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "model_card.schema.json")
-SCHEMA_VERSION = "0.0.2"
 NOT_MEASURED = "not measured"
 MAX_LISTED_LABELS = 100  # output_format_map lists at most this many classes
 
@@ -30,26 +26,6 @@ def build_card(sources: CardSources, tflite: Optional[dict] = None) -> dict:
             "model_parameters": _model_parameters(sources),
             "quantitative_analysis": {"performance_metrics": metrics(sources)},
             "considerations": _considerations(sources, tflite)}
-
-
-def stamp_card(card: dict, version: int, pushed_at: float, path: str) -> dict:
-    """`card` as pushed: version `version` at `path`, pushed at `pushed_at` (Unix time)."""
-    when = datetime.datetime.fromtimestamp(pushed_at, datetime.timezone.utc)
-    details = dict(card["model_details"])
-    details["documentation"] = (
-        f"Version {version} of {details['name']}, pushed at "
-        f"{when.isoformat(timespec='seconds')} (Unix {pushed_at:.0f}). "
-        + details["documentation"])
-    details.update(version={"name": str(version), "date": when.date().isoformat()}, path=path)
-    return {**card, "model_details": details}
-
-
-def validate(card: dict) -> None:
-    """Raises jsonschema.ValidationError if `card` does not fit the vendored schema."""
-    import jsonschema
-    with open(SCHEMA_FILE, encoding="utf-8") as f:
-        jsonschema.validate(card, json.load(f),
-                            format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
 
 
 def _shape_words(sources: CardSources) -> str:
@@ -260,7 +236,7 @@ def risks(sources: CardSources) -> List[dict]:
 
 
 def _drift_words(drift: dict) -> str:
-    """components/drift.py's line for a compared span, else the verdict ("not compared")."""
+    """components/common/drift.py's line for a compared span, else the verdict ("not compared")."""
     try:
         return " ".join(describe(drift).split())
     except (KeyError, TypeError):  # no comparison: a first span, no spans, an older report

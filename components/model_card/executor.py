@@ -15,19 +15,20 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
+from components.common.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
                                  MODEL_CARD_KEY, QUANTIZE_PROPERTY, REASON_PROPERTY,
                                  SPANS_PROPERTY, TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
                                  TFLITE_PARITY_PROPERTY, WRITTEN_PROPERTY, ingest_report)
-from components.drift import drift_gate
-from components.image_pusher.continuous import push_record
-from components.model_card.card import build_card, validate
+from components.common.drift import drift_gate
+from components.common.provenance import push_record
+from components.common.model_card_format.card_format import validate
+from components.model_card.card import build_card
 from components.model_card.settings import CardSettings
 from components.model_card.sources import read_card_sources
-from components.parameters import decode
-from components.storage import files
-from components.blessings import not_blessed
-from components import tfx_internals
+from components.common.parameters import decode
+from components.common.storage import files
+from components.common.blessings import not_blessed
+from components.common import tfx_internals
 
 
 

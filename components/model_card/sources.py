@@ -12,8 +12,9 @@ import logging
 import os
 from typing import List, Optional
 
-from components.contract import AUDIT_FILE, LABELS_FILE, PIXELS_INPUT, SERVING_TENSOR, read_labels
-from components.storage import files
+from components.common.contract import (AUDIT_FILE, LABELS_FILE, PIXELS_INPUT, SERVING_TENSOR,
+                                        read_labels)
+from components.common.storage import files
 
 # The Trainer's ModelRun output (modules/epoch_progress.py writes it); TFX puts
 # it at <root>/<Trainer>/model_run/<execution>, beside <root>/<Trainer>/model/<execution>.

@@ -2,20 +2,20 @@
 
 Why the push destination: open-source Kubeflow Pipelines does not implement
 TFX's resolver executors, so the ML Metadata query behind the local
-baseline (components/baseline_resolver) cannot run there. Every version in the
+baseline (components/resolvers/) cannot run there. Every version in the
 serving base directory was blessed (nothing else is pushed), so its newest
 version is the last blessed model, as long as nothing but this pipeline
 pushes there. Like the local strategy, the candidate's own push is skipped: a
 cached re-run then compares against the model blessed before it.
 
-Rollbacks (components/versions.py ServingState): the served version is the
+Rollbacks (components/common/versions.py ServingState): the served version is the
 newest that counts, so a version above a pin is no baseline, and neither is
 a version a rollback took out of service, even after a later push lifted the pin.
 """
 import os
 from typing import Optional
 
-from components.versions import is_complete, provenance, served_version, serving_state, \
+from components.common.versions import is_complete, provenance, served_version, serving_state, \
     versions
 
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Optional
 
-from components.contract import IMAGE_KEY
+from components.common.contract import IMAGE_KEY
 
 
 class ServingCheck:

@@ -16,11 +16,11 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.parameters import decode
+from components.common.parameters import decode
 from components.serving_validator.settings import ServingCheckSettings
 from components.serving_validator.validate import validate_serving
-from components.storage import files
-from components import tfx_internals
+from components.common.storage import files
+from components.common import tfx_internals
 
 # InfraValidator's own names (tfx/components/infra_validator/executor.py).
 BLESSED_KEY, MODEL_FLAG_KEY = "blessed", "has_model"

@@ -3,7 +3,7 @@
     python -m components.serving_validator.serving_worker < job.json > result.json
 
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
-imagepipe's training code (only the light components/contract.py), so a model
+imagepipe's training code (only the light components/common/contract.py), so a model
 that needs the training process to load fails here as it would in a server.
 TensorFlow is imported before the job is read: the Pusher starts this process
 early and sends the job when the warmup file is written, so the import overlaps
@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-from components.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
+from components.common.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
 
 REST_SIGNATURE = SERVING_IMAGE
 EVALUATOR_SIGNATURE = SERVING_DEFAULT  # what TFMA's ModelSpec evaluates

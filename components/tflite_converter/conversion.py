@@ -16,10 +16,10 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
+from components.common.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
 from components.tflite_converter.settings import check_quantize
-from components.images import decode_images
-from components.storage import files as storage
+from components.common.images import decode_images
+from components.common.storage import files as storage
 
 SIGNATURE = SERVING_TENSOR
 

@@ -7,21 +7,21 @@ the output, where a TFX user looks for the stage that refused: `converted`
 import json
 import logging
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.blessings import not_blessed
-from components.contract import (CONVERTED_PROPERTY as CONVERTED, QUANTIZE_PROPERTY as QUANTIZE,
-                                 REASON_PROPERTY as REASON, TFLITE_METADATA_PROPERTY as METADATA,
-                                 TFLITE_MODEL_KEY, TFLITE_PARITY_PROPERTY as PARITY)
-from components.parameters import decode
+from components.common.blessings import not_blessed
+from components.common.contract import (CONVERTED_PROPERTY, QUANTIZE_PROPERTY, REASON_PROPERTY,
+                                        TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
+                                        TFLITE_PARITY_PROPERTY)
+from components.common.parameters import decode
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.staging import convert_into
-from components import tfx_internals
+from components.common import tfx_internals
 
 # The output is a Model artifact holding model.tflite, as TFX's TFLite rewriter's is.
 
@@ -44,7 +44,7 @@ class Executor(base_executor.BaseExecutor):
         examples = artifact_utils.get_single_instance(input_dict[keys.EXAMPLES_KEY])
         model_path = path_utils.serving_model_path(model.uri)
         settings = decode(TFLiteSettings, exec_properties)
-        output.set_string_custom_property(QUANTIZE, settings.quantize)
+        output.set_string_custom_property(QUANTIZE_PROPERTY, settings.quantize)
         try:
             result = convert_into(model_path, examples.uri, output.uri, settings,
                                   source=os.path.basename(model.uri.rstrip("/")))
@@ -64,9 +64,9 @@ def conversion_failed(error: Exception) -> dict:
 
 def _record(output: types.Artifact, result: dict) -> None:
     logging.info("TFLiteConverter: %s", result["reason"])
-    output.set_int_custom_property(CONVERTED, int(bool(result["converted"])))
-    output.set_string_custom_property(REASON, result["reason"])
+    output.set_int_custom_property(CONVERTED_PROPERTY, int(bool(result["converted"])))
+    output.set_string_custom_property(REASON_PROPERTY, result["reason"])
     if result.get("parity") is not None:
-        output.set_string_custom_property(PARITY, json.dumps(result["parity"]))
+        output.set_string_custom_property(TFLITE_PARITY_PROPERTY, json.dumps(result["parity"]))
     if result.get("metadata") is not None:
-        output.set_string_custom_property(METADATA, json.dumps(result["metadata"]))
+        output.set_string_custom_property(TFLITE_METADATA_PROPERTY, json.dumps(result["metadata"]))

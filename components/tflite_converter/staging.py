@@ -10,10 +10,10 @@ import shutil
 import tempfile
 from typing import Optional
 
-from components.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TRAIN, read_labels,
+from components.common.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TRAIN, read_labels,
                                  split_dir)
-from components.storage import files
-from components.storage.tree_copy import copy_tree
+from components.common.storage import files
+from components.common.storage.tree_copy import copy_tree
 from components.tflite_converter import conversion as tflite
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.tflite_metadata import embed_metadata

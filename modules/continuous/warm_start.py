@@ -21,7 +21,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from components.storage import files
+from components.common.storage import files
 
 WARM_START_DIR = "warm_start"  # in the Model artifact, beside Format-Serving
 WEIGHTS_FILE, INFO_FILE = "weights.npz", "model.json"
@@ -48,7 +48,7 @@ def folder_of(serving_model_dir: str) -> str:
 def describe(model_name: str, module_sha256: Optional[str], image_shape, labels: List[str],
              architecture: Optional[dict] = None):
     """What decides whether saved weights fit a model. `architecture`: a search's shape
-    (modules/tuning/space.py), None when untuned; weights load by layer position, so a
+    (modules/networks/space.py), None when untuned; weights load by layer position, so a
     model one block deeper must not take them."""
     return {"model": model_name, "module_sha256": module_sha256,
             "image_shape": [int(d) for d in image_shape], "labels": list(labels),

@@ -4,7 +4,7 @@ Light (no TensorFlow): the weights come from the ingest report's counts.
 """
 from typing import Dict, List, Optional
 
-from components.contract import TRAIN, ingest_report
+from components.common.contract import TRAIN, ingest_report
 
 
 def train_counts(examples_uri: str, labels: List[str]) -> Optional[List[int]]:

@@ -12,7 +12,7 @@ import os
 import shutil
 from typing import Dict, Iterator, Optional, Sequence
 
-from components.storage import files
+from components.common.storage import files
 
 MEMORY = ""  # tf.data.Dataset.cache's filename for "in memory"
 CACHE_DIR = ".decode_cache"
@@ -70,7 +70,7 @@ def remove_caches(cache_dir: str) -> Iterator[str]:
     parent folder if that is left empty (one subfolder per Trainer execution).
 
     Local under the state folder, but under the Trainer's artifacts (a gs://
-    prefix on Kubeflow) when no state folder is given: hence components/storage.
+    prefix on Kubeflow) when no state folder is given: hence components/common/storage.
     """
     files.makedirs(cache_dir)
     try:

@@ -1,4 +1,4 @@
-"""The Tuner's `tuner_fn`: a Bayesian search over modules/tuning/space.py, trial by trial.
+"""The Tuner's `tuner_fn`: a Bayesian search over modules/networks/space.py, trial by trial.
 
 KerasTuner 1.4 builds and type-checks models with Keras 3 (its `Tuner`
 refuses a tf_keras model in `_try_build`), so this subclasses `BaseTuner`,
@@ -23,13 +23,14 @@ import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
-from components.contract import LABELS_FILE, examples_uri_of, read_labels
-from modules import user_module
-from modules.model import build_model, compile_model
+from components.common.contract import LABELS_FILE, examples_uri_of, read_labels
+from modules.networks import user_module
+from modules.networks.keras_model import build_model, compile_model
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.schedule import phases, training_schedule
 from modules.signatures import tft_normalization
-from modules.tuning import space, trial_data
+from modules.networks import space
+from modules.tuning import trial_data
 from modules.tuning.settings import TuningParams
 
 OBJECTIVE = "val_accuracy"
@@ -142,7 +143,7 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
                            epochs=epochs)
         for phase in phases(params, schedule):
             if phase.name == "fine-tune":
-                from modules.backbones import unfreeze_top
+                from modules.networks.backbones import unfreeze_top
                 unfreeze_top(model, params.model, space.architecture(params).unfreeze)
             compile_model(model, params.optimizer, phase.learning_rate, 1,
                           params.label_smoothing)
@@ -201,7 +202,7 @@ def tuner_for(fn_args: FnArgs, declare: Optional[Callable] = None) -> TunerFnRes
     params = TrainerParams.from_custom_config(fn_args.custom_config)
     settings = TuningParams.from_custom_config(fn_args.custom_config)
     tft_output = tft.TFTransformOutput(fn_args.transform_graph_path)
-    from modules.trainer import image_shape  # the Trainer's, TF's datasets: late
+    from modules.training.input_pipeline import image_shape  # TF's datasets: late
     shape = image_shape(tft_output)
     tuner = ImageTuner(_oracle(params, settings, shape[0], declare), params, settings,
                        _module(params), directory=fn_args.working_dir,
@@ -218,7 +219,7 @@ def tuner_for(fn_args: FnArgs, declare: Optional[Callable] = None) -> TunerFnRes
 
 def _sample(fn_args: FnArgs, params: TrainerParams, settings: TuningParams, tft_output,
             shape) -> trial_data.TrialData:
-    from modules.trainer import make_dataset, split_examples  # TF's datasets: late
+    from modules.training.input_pipeline import make_dataset, split_examples  # TF: late
     labels = read_labels(f"{examples_uri_of(fn_args.train_files[0])}/{LABELS_FILE}")
     count = trial_data.sample_size(split_examples(fn_args.train_files[0]), shape, settings)
     dataset = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,

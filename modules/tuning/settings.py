@@ -5,7 +5,7 @@ pipeline/config.py and pipeline/planning/rules.py hold their values.
 """
 import dataclasses
 
-from components import parameters
+from components.common import parameters
 
 TUNING_CONFIG_KEY = "tuning_params"
 

@@ -7,7 +7,7 @@ out of service, `blessed` 1 and `revoked` 0 for a rolled-back model served
 again; `current_model_id` names the Model artifact, found by the URI the
 version's provenance records. TFX's resolvers read the outputs of every
 execution in the pipeline context that are LIVE, so the next run's
-LatestBlessedOtherModelStrategy (components/baseline_resolver) sees them.
+LatestBlessedOtherModelStrategy (components/resolvers/) sees them.
 """
 import os
 import time
@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from ml_metadata import errors, metadata_store
 from ml_metadata.proto import metadata_store_pb2 as mlmd
 
-from components.baseline_resolver.strategy import BLESSED, CURRENT_MODEL_ID, REVOKED
+from components.resolvers.latest_blessed_other import BLESSED, CURRENT_MODEL_ID, REVOKED
 
 ROLLBACK_TYPE = "imagepipe.Rollback"
 PIPELINE_CONTEXT = "pipeline"  # TFX's context type for a pipeline (tfx/dsl/compiler/constants.py)

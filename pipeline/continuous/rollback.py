@@ -4,7 +4,7 @@
     imagepipe rollback --output outputs --to 1717171717
 
 What changes, and in which order: served.json (the pin, and the versions
-taken out of service: components/versions.py ServingState), models.config
+taken out of service: components/common/versions.py ServingState), models.config
 (a `specific` version policy, which TF Serving obeys on its next config
 poll), the TFLite pointer, then ML Metadata (pipeline/continuous/
 revocations.py), so that the next local run's baseline is the served model.
@@ -18,8 +18,8 @@ import os
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from components.image_pusher.serving_config import MODELS_CONFIG, write_serving_configs
-from components.storage import files
-from components.versions import (POINTER_FILE, SERVED_FILE, ServingState, complete_versions,
+from components.common.storage import files
+from components.common.versions import (POINTER_FILE, SERVED_FILE, ServingState, complete_versions,
                                  point_tflite, provenance, served_version, serving_state,
                                  versions, write_serving_state)
 from pipeline.config import PipelineConfig

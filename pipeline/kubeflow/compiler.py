@@ -20,9 +20,9 @@ from typing import List, Optional
 import yaml
 
 from pipeline.kubeflow.accelerators import Accelerator
-from components.contract import EXAMPLE_GEN_ID, TRAINER_ID, TUNER_ID
+from components.common.contract import EXAMPLE_GEN_ID, TRAINER_ID, TUNER_ID
 from components.image_example_gen import spans
-from components.storage import files
+from components.common.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning import rules

@@ -35,7 +35,7 @@ from kfp.local import (dag_orchestrator, executor_input_utils, executor_output_u
 from kfp.pipeline_spec import pipeline_spec_pb2 as pb
 
 from modules.cluster.tfjob import OPERATOR_ENV
-from components.storage import files
+from components.common.storage import files
 from pipeline.errors import UsageError
 
 # What the backend's launcher names the executor output file (component.OutputMetadataFilepath

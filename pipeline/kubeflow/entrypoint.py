@@ -64,7 +64,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     from absl import app
     from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
 
-    from components import tfx_internals
+    from components.common import tfx_internals
     app.run(tfx_entry.main, argv=with_restored_types(sys.argv if argv is None else argv),
             flags_parser=tfx_internals.v2_entrypoint_flags_parser())
 

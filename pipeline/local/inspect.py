@@ -5,7 +5,7 @@
          FILE: the same objects as the ingest report's data_health, plus skipped files
 
 It lists the data as ingestion does and takes the same hashes with the same
-code (components/data_health), decoding each image once in encoding worker
+code (components/image_example_gen/data_health/), decoding each image once in encoding worker
 processes, but builds no example and writes no TFRecord. Array and TFRecord
 datasets are read in this process (their units are not files a worker opens).
 Run time on 2 cores: 5 s for 3,119 photos, 12 s for Fashion-MNIST's 70,000
@@ -14,9 +14,9 @@ IDX images (docs/data_health.md).
 import json
 from typing import List, Tuple
 
-from components.contract import SPLITS
-from components.data_health.groups import HealthItem
-from components.data_health.report import data_health
+from components.common.contract import SPLITS
+from components.image_example_gen.data_health.groups import HealthItem
+from components.image_example_gen.data_health.report import data_health
 from components.image_example_gen import spans
 from components.image_example_gen.encoding import encode, parallel
 from components.image_example_gen.encoding.shards import plan_shards
@@ -24,7 +24,7 @@ from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
-from components.storage import files
+from components.common.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 

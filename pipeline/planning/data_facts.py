@@ -6,7 +6,7 @@ trees (the same path hash ingestion uses) and for arrays with fixed splits.
 import dataclasses
 from typing import Optional, Tuple
 
-from components.contract import SPLITS
+from components.common.contract import SPLITS
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.options import IngestOptions, split_index
 from pipeline.planning.data_probe import probe_images

@@ -67,7 +67,7 @@ def _model_size(params, image_size: int, channels: int, classes: int):
 
     import tensorflow as tf
 
-    from modules.model import build_model
+    from modules.networks.keras_model import build_model
     shape_only = dataclasses.replace(params, weights=None)  # no download, no file read
     with tf.Graph().as_default():
         built = build_model(shape_only, (image_size, image_size, channels), classes)
@@ -81,7 +81,7 @@ def _widest(plan: Plan):
     """(TrainerParams of the largest model training may build, whether that is a search's
     trial): with --tune, the widest and deepest shape the search may try at the planned
     side, which it may pick for the Trainer too."""
-    from modules.tuning import space
+    from modules.networks import space
     params = plan.trainer_params()
     if not plan.config.tune:
         return params, False

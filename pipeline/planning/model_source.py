@@ -11,9 +11,9 @@ import hashlib
 import os
 from typing import Optional
 
-from components.storage import files
-from components.storage.access import check_readable
-from components.storage.files import StorageError
+from components.common.storage import files
+from components.common.storage.access import check_readable
+from components.common.storage.files import StorageError
 from modules.params import BACKBONE_NAMES, MODULE
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
@@ -91,7 +91,7 @@ def read_source(config: PipelineConfig) -> ModelSource:
         if config.model:
             raise UsageError(f"--module-file and --model {config.model} both name the "
                              "network: give one")
-        from modules import user_module
+        from modules.networks import user_module
         path = files.absolute(config.module_file)
         try:
             text = user_module.read_source(path)
@@ -117,8 +117,8 @@ def check_model(params, image_shape, classes: int) -> None:
     if params.model != MODULE and not (params.model in BACKBONE_NAMES and params.weights):
         return
     import tf_keras as keras
-    from modules import backbones, user_module
-    from modules.model import build_model
+    from modules.networks import backbones, user_module
+    from modules.networks.keras_model import build_model
     try:
         model = build_model(params, image_shape, classes)
         if params.model == MODULE:

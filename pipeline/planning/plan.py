@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
                             head_epochs, steps_per_epoch)
 from modules.tuning.settings import TuningParams
-from modules.tuning.space import searched
+from modules.networks.space import searched
 from pipeline.config import PLANNED, PipelineConfig
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules

@@ -5,6 +5,9 @@ a user can give instead. Values that a stage needs at run time (the epoch
 rule for TFRecords, whose size is known only then; the decode cache's disk
 headroom) reach it through TrainerParams, so modules/ defines none.
 """
+# The one home of the imbalance threshold is the data-health check: the ingest
+# report names the same remedy the plan applies.
+from components.image_example_gen.data_health.imbalance import IMBALANCE_RATIO  # noqa: F401
 
 # Small grayscale images at most this side get the cnn, and it never trains
 # larger: its Flatten->Dense layer grows with the square of the side.
@@ -105,9 +108,8 @@ PS_STEPS_PER_EXECUTION = 8
 WARM_START_EPOCH_SHARE = 0.125
 
 # Class weights (n / (classes x n_c), sklearn's "balanced") when the largest
-# class has more than this many times the smallest's train images. Below it,
-# weighting moves accuracy little and costs the frequent classes' accuracy.
-IMBALANCE_RATIO = 3.0
+# class has more than IMBALANCE_RATIO (above) times the smallest's train images.
+# Below it, weighting moves accuracy little and costs the frequent classes' accuracy.
 
 # --tune (modules/tuning/): a trial trains this share of the epochs the Trainer
 # would on the same images, and is scored on this share of the train images

@@ -24,7 +24,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.ml.inference.base import KeyedModelHandler, ModelHandler, RunInference
 
-from components.storage import files
+from components.common.storage import files
 from pipeline.prediction import batch_io as io_
 from pipeline.prediction.batch_io import BATCH_PREDICT_MAX_BATCH, BatchJob
 from pipeline.errors import PipelineFailed
@@ -64,7 +64,7 @@ class ServingImageHandler(ModelHandler):
 def _probabilities(model, batch: Sequence[bytes]):
     import tensorflow as tf
 
-    from components.contract import IMAGE_BYTES_INPUT, PROBABILITIES, SERVING_IMAGE
+    from components.common.contract import IMAGE_BYTES_INPUT, PROBABILITIES, SERVING_IMAGE
     return model.signatures[SERVING_IMAGE](**{IMAGE_BYTES_INPUT: tf.constant(list(batch))})[
         PROBABILITIES].numpy()
 

@@ -1,7 +1,7 @@
 """What `imagepipe predict --data` reads and writes: the job, image sources, checks, rows.
 
 Plain functions over paths and bytes, so they are tested without Beam. Paths
-go through components/storage, so a gs:// folder or glob works on Dataflow too.
+go through components/common/storage, so a gs:// folder or glob works on Dataflow too.
 """
 import csv
 import dataclasses
@@ -12,8 +12,8 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from components.contract import FILENAME_KEY
-from components.storage import files
+from components.common.contract import FILENAME_KEY
+from components.common.storage import files
 from components.image_example_gen.encoding.encode import BadImageError, decode_fully
 
 from components.image_example_gen.readers.folder_tree import IMAGE_EXTENSIONS, is_image_name
@@ -59,7 +59,7 @@ class BatchJob:
 def saved_model_path(model: str) -> str:
     """The SavedModel folder --model names; UsageError naming the flag otherwise."""
     from pipeline.prediction.predict import resolve_model
-    kind, path = resolve_model(model)  # local or gs://, through components/storage
+    kind, path = resolve_model(model)  # local or gs://, through components/common/storage
     if kind != "saved_model":
         raise UsageError(f"--model {model}: batch prediction (--data) needs a SavedModel "
                          "folder or a serving base folder, not a .tflite file")
@@ -68,7 +68,7 @@ def saved_model_path(model: str) -> str:
 
 def plan_job(model: str, data: str, output: str, top_k: int, image_key: str) -> BatchJob:
     """The job for these flags; UsageError naming the flag if one is wrong."""
-    from components.contract import LABELS_FILE, read_labels
+    from components.common.contract import LABELS_FILE, read_labels
     kind = output_kind(output)
     model_path = saved_model_path(model)
     source = source_kind(data)
@@ -136,7 +136,7 @@ def record_files(data: str) -> List[str]:
 def read_image(path: str) -> Item:
     """(path, bytes) of one image file; raises OSError if it cannot be read.
 
-    Through components/storage: a gs:// object in one pooled request, where
+    Through components/common/storage: a gs:// object in one pooled request, where
     tf.io.gfile took several, each on a new connection.
     """
     import tensorflow as tf

@@ -14,8 +14,8 @@ from typing import List, Tuple
 
 import numpy as np
 
-from components.storage import files
-from components.versions import served_version
+from components.common.storage import files
+from components.common.versions import served_version
 from pipeline.errors import UsageError
 
 
@@ -38,7 +38,7 @@ class Predictor:
     def __init__(self, model: str):
         import tensorflow as tf  # heavy: loaded only when predicting
 
-        from components.contract import LABELS_FILE, SERVING_IMAGE, read_labels
+        from components.common.contract import LABELS_FILE, SERVING_IMAGE, read_labels
         self.kind, self.path = resolve_model(model)
         if self.kind == "saved_model":
             self._serve = tf.saved_model.load(self.path).signatures[SERVING_IMAGE]
@@ -53,11 +53,11 @@ class Predictor:
         """The class probabilities of one encoded image; raises if it cannot be decoded."""
         import tensorflow as tf
 
-        from components.contract import IMAGE_BYTES_INPUT, PROBABILITIES
+        from components.common.contract import IMAGE_BYTES_INPUT, PROBABILITIES
         if self.kind == "saved_model":
             return self._serve(**{IMAGE_BYTES_INPUT: tf.constant([image])})[
                 PROBABILITIES].numpy()[0]
-        from components.images import decode_images
+        from components.common.images import decode_images
         pixels = decode_images(tf.constant([image]), int(self._size), int(self._channels))
         return self._runner((pixels * 255.0).numpy())[PROBABILITIES][0]
 

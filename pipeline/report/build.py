@@ -4,9 +4,9 @@ import os
 import shutil
 from typing import Dict, Optional
 
-from components.contract import AUDIT_DIR, MODEL_CARD_HTML
-from components.storage import files
-from components.storage.tree_copy import copy_tree
+from components.common.contract import AUDIT_DIR, MODEL_CARD_HTML
+from components.common.storage import files
+from components.common.storage.tree_copy import copy_tree
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.report.page import index_html

@@ -10,8 +10,9 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.contract import EVAL, IMAGE_KEY, LABEL_KEY, TRAINER_ID, TRANSFORM_ID, split_dir
-from components.storage import files
+from components.common.contract import (EVAL, IMAGE_KEY, LABEL_KEY, TRAINER_ID, TRANSFORM_ID,
+                                        split_dir)
+from components.common.storage import files
 from pipeline.report import metadata
 from pipeline.config import PipelineConfig
 
@@ -55,8 +56,8 @@ def gallery_inputs(model_uri: str, transform_uri: str, records: List[bytes],
     gigabytes of pixels and a larger canvas still.
     """
     import tensorflow_transform as tft
-    from components.images import decode_images
-    from components.contract import IMAGE_XF, SERVING_DEFAULT
+    from components.common.images import decode_images
+    from components.common.contract import IMAGE_XF, SERVING_DEFAULT
     from tfx.utils import path_utils
     serve = tf.saved_model.load(path_utils.serving_model_dir(model_uri)).signatures[
         SERVING_DEFAULT]
@@ -78,7 +79,7 @@ def transformed_samples(transform_uri: str, records: List[bytes],
                         classes: List[str]) -> Dict[str, List[np.ndarray]]:
     """Up to SAMPLES_PER_CLASS eval images per class, through the run's Transform graph."""
     import tensorflow_transform as tft
-    from components.contract import IMAGE_XF
+    from components.common.contract import IMAGE_XF
     _, labels = _parse(records)
     picked: Dict[int, List[int]] = {}
     for i, label in enumerate(labels):

@@ -3,7 +3,7 @@ from typing import Dict, List, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
 
-from components.contract import LABEL_KEY
+from components.common.contract import LABEL_KEY
 from components.image_evaluator.accuracy import ACCURACY_METRIC, CANDIDATE_NAMES, metric_values
 from pipeline.config import PipelineConfig
 

@@ -5,7 +5,7 @@ relative links to files beside it). build.py writes it.
 """
 from typing import List, Sequence, Tuple
 
-from components.contract import MODEL_CARD_HTML
+from components.common.contract import MODEL_CARD_HTML
 from pipeline.report import sections, verdicts
 from pipeline.report.console import continuous_lines
 from pipeline.report.sections import esc

@@ -3,7 +3,7 @@ import datetime
 import os
 from typing import List, Optional
 
-from components import contract as ids
+from components.common import contract as ids
 from pipeline.report import metadata
 from pipeline.report.evaluation import accuracies
 from pipeline.config import PipelineConfig

@@ -10,10 +10,10 @@ from typing import List, Optional
 
 import tensorflow_model_analysis as tfma
 
-from components import contract as ids
-from components.contract import VETOED_PROPERTY, read_ingest_report
-from components.storage import files
-from components.versions import serving_state
+from components.common import contract as ids
+from components.common.contract import VETOED_PROPERTY, read_ingest_report
+from components.common.storage import files
+from components.common.versions import serving_state
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
 from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
@@ -137,7 +137,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     data = _data_section(config, examples_uri, report)
     training = _training_section(store, nodes.get(ids.TRAINER_ID))
     evaluator = nodes.get(ids.EVALUATOR_ID)
-    # the Evaluator's audit (components/model_audit/), None for a run without one
+    # the Evaluator's audit (components/image_evaluator/audit/), None for a run without one
     audit = (trust.read_audit(outputs(store, evaluator)["ModelEvaluation"].uri)
              if evaluator is not None else None)
     evaluation = _eval_section(store, evaluator, config, data["classes"], audit)

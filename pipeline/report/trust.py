@@ -9,8 +9,8 @@ import json
 import os
 from typing import Optional
 
-from components.contract import AUDIT_FILE, DATA_HEALTH_KEY, MODEL_CARD_HTML
-from components.storage import files
+from components.common.contract import AUDIT_FILE, DATA_HEALTH_KEY, MODEL_CARD_HTML
+from components.common.storage import files
 
 EXAMPLE_GROUPS = 4  # per list: duplicate groups, label conflicts, leaked pairs
 PATHS_PER_GROUP = 4

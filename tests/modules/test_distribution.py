@@ -4,7 +4,8 @@ import pytest
 import tensorflow as tf
 
 from modules import distribution as strategy_module
-from modules.model import build_cnn, compile_model
+from modules.networks.keras_model import compile_model
+from modules.networks.small import build_cnn
 from modules.distribution import select_strategy
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work

@@ -8,10 +8,10 @@ import tensorflow as tf
 import tf_keras as keras
 from PIL import Image
 
-from components.contract import IMAGE_KEY
-from modules.model import build_cnn
+from components.common.contract import IMAGE_KEY
+from modules.networks.small import build_cnn
 from modules.signatures import export
-from modules.trainer import make_dataset
+from modules.training.input_pipeline import make_dataset
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 

@@ -7,8 +7,9 @@ import tf_keras as keras
 from tfx import v1 as tfx
 
 from modules.data.decode_cache import MEMORY
-from modules.model import build_cnn, compile_model
-from modules.trainer import backup_dir
+from modules.networks.keras_model import compile_model
+from modules.networks.small import build_cnn
+from modules.training.callbacks import backup_dir
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -81,8 +82,8 @@ def _epochs(dataset, batches):
 
 
 def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
-    from components.contract import read_ingest_report
-    from modules.trainer import make_dataset
+    from components.common.contract import read_ingest_report
+    from modules.training.input_pipeline import make_dataset
     count = read_ingest_report(transformed.examples_dir)["splits"]["train"]
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 1)
     streamed = _epochs(make_dataset(*args, shuffle=False, seed=0, num_classes=3), count)
@@ -98,7 +99,7 @@ def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
 def test_a_seeded_training_stream_repeats_exactly(transformed):
     """Same seed, same batches: shuffled, cached, augmented in parallel, over several epochs."""
     from modules.augment import Augmentation
-    from modules.trainer import make_dataset
+    from modules.training.input_pipeline import make_dataset
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
 
     def stream(seed):
@@ -123,7 +124,7 @@ def _ops(dataset):
 
 
 def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transformed, tmp_path):
-    from modules import trainer
+    from modules.training import input_pipeline as trainer
     from modules.data.decode_cache import plan_caches, remove_caches
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     with remove_caches(str(tmp_path / "cache")) as cache_dir:
@@ -140,7 +141,7 @@ def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transfo
 
 
 def test_a_split_of_unknown_size_streams(transformed):
-    from modules import trainer
+    from modules.training import input_pipeline as trainer
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     dataset = trainer.make_dataset(*args, shuffle=True, seed=0, num_classes=3, cache=None)
     assert "CacheDatasetV2" not in _ops(dataset)
@@ -163,7 +164,7 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
 
     from modules.params import TrainerParams
     from modules.schedule import Phase, Schedule
-    from modules.trainer import _callbacks
+    from modules.training.callbacks import fit_callbacks as _callbacks
     params = TrainerParams(
         model="cnn", batch_size=16, epochs=30, train_steps=None, eval_steps=None,
         optimizer="adam", learning_rate=1e-2, warmup_epochs=0.0, early_stopping_patience=2,
@@ -226,7 +227,7 @@ def test_the_cache_folder_and_its_empty_parent_are_removed_afterwards(tmp_path):
 def test_each_worker_reads_its_own_files_when_every_worker_can_have_one(tmp_path):
     import types
 
-    from modules.trainer import _worker_files
+    from modules.training.input_pipeline import worker_files as _worker_files
     for name in ("data-00000-of-00003.gz", "data-00001-of-00003.gz", "data-00002-of-00003.gz"):
         (tmp_path / name).write_bytes(b"")
     pattern = [str(tmp_path / "*")]

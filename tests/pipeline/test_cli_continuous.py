@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from components.versions import publish
+from components.common.versions import publish
 from pipeline import cli
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from modules.params import TrainerParams
 from pipeline.config import PipelineConfig
-from components.contract import COMPONENT_IDS
+from components.common.contract import COMPONENT_IDS
 from pipeline.dag import create_components, create_pipeline, eval_config
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning.plan import make_plan

@@ -8,7 +8,7 @@ JPEG is decoded at a reduced scale (`decode_scaled`): the file is still read
 to its end, and the stored bytes are the original's. This
 module runs in ingestion's worker processes, so it must not import TensorFlow
 (see example_wire.py). The same pass takes the data-health hashes
-(components/data_health/hashing.py): the bytes' content hash, and a
+(components/image_example_gen/data_health/hashing.py): the bytes' content hash, and a
 perceptual hash of the decoded pixels.
 """
 import io
@@ -18,10 +18,10 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tup
 
 from PIL import Image, ImageChops, UnidentifiedImageError
 
-from components.data_health import hashing
-from components.data_health.slices import slice_features
+from components.image_example_gen.data_health import hashing
+from components.image_example_gen.data_health.slices import slice_features
 from components.image_example_gen.encoding.example_wire import serialize_example
-from components.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
+from components.common.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
                                  HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, SPLITS, WIDTH_KEY)
 from components.image_example_gen.options import split_index
 
@@ -128,7 +128,8 @@ def channels_of(image: Image.Image) -> int:
 # of one written example: what the ingest report counts. The last two are
 # `pixel_stats`; a tuple, so that Beam can count facts as keys.
 Fact = Tuple[str, int, str, str, int, int]
-# (relpath, content hash, perceptual hash or None) of one image: components/data_health.
+# (relpath, content hash, perceptual hash or None) of one image:
+# components/image_example_gen/data_health/.
 Health = Tuple[str, str, Optional[int]]
 # What encoding yields per input: a skipped record {"path", "reason"}, or
 # (split, serialized tf.Example, fact, health or None when hashing is off).
@@ -203,7 +204,7 @@ def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int,
 
     `shape` is (height, width, channels); `pixels` is `pixel_stats`'
     (brightness bucket, grayscale); `group` is the --groups group, if any.
-    The example carries the slice features (components/data_health/slices.py).
+    The example carries the slice features (components/image_example_gen/data_health/slices.py).
     """
     height, width, channels = shape
     record = serialize_example({

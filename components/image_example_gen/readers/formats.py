@@ -2,8 +2,8 @@
 import os
 from typing import Optional
 
-from components.contract import TRAIN
-from components.data_health.groups_csv import read_groups
+from components.common.contract import TRAIN
+from components.image_example_gen.data_health.groups_csv import read_groups
 from components.image_example_gen.readers.arrays import ArrayPaths, list_idx, list_npz
 from components.image_example_gen.readers.folder_tree import (
     DatasetError,
@@ -13,7 +13,7 @@ from components.image_example_gen.readers.folder_tree import (
 )
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import list_tfrecord
-from components.storage import files
+from components.common.storage import files
 
 
 def detect_format(root: str) -> str:

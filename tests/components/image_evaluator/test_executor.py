@@ -11,8 +11,8 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import artifact_utils, standard_artifacts, standard_component_specs as specs
 from tfx.utils import proto_utils
 
-from components.contract import AUDIT_FILE, GROUP_KEY, NO_BASELINE, VETOED_PROPERTY
-from components.contract import ACCURACY_PROPERTY
+from components.common.contract import AUDIT_FILE, GROUP_KEY, NO_BASELINE, VETOED_PROPERTY
+from components.common.contract import ACCURACY_PROPERTY
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
@@ -83,7 +83,7 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, **properties):
 @pytest.mark.parametrize("allow", [0, 1])
 def test_a_drifted_newest_span_vetoes_the_blessing_unless_allowed(tmp_path, exported_model,
                                                                    allow):
-    from components.contract import INGEST_REPORT_FILE, VETOED_PROPERTY
+    from components.common.contract import INGEST_REPORT_FILE, VETOED_PROPERTY
     examples = tmp_path / "examples"
     shutil.copytree(exported_model.examples_uri, examples)
     report = json.loads((examples / INGEST_REPORT_FILE).read_text())
@@ -136,7 +136,7 @@ def _eval_split_with_groups(tmp_path, exported_model):
     """Examples whose eval split is 30 images the model gets right (group "a") and 20 it
     gets wrong (group "b"): overall accuracy 0.6, group b's 0, a slice gap of 0.6."""
     import tensorflow as tf
-    from components.contract import LABEL_KEY
+    from components.common.contract import LABEL_KEY
     examples = tmp_path / "examples"
     shutil.copytree(exported_model.examples_uri, examples)
     eval_dir = examples / "Split-eval"

@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from components.contract import (ASPECT_SLICE_KEY, COLOR_SLICE_KEY, DATA_HEALTH_KEY,
+from components.common.contract import (ASPECT_SLICE_KEY, COLOR_SLICE_KEY, DATA_HEALTH_KEY,
                                  FILENAME_KEY, GROUP_KEY, SIZE_SLICE_KEY)
-from components.data_health.groups import HealthItem
-from components.data_health import report
-from components.data_health.report import data_health
+from components.image_example_gen.data_health.groups import HealthItem
+from components.image_example_gen.data_health import report
+from components.image_example_gen.data_health.report import data_health
 from components.image_example_gen.health import HASHES_FILE, window_health
 from components.image_example_gen.ingest import finish_ingest
 

@@ -9,7 +9,7 @@ from PIL import Image
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_artifacts
 
-from components.contract import CLASS_TEXT_KEY, LABEL_KEY
+from components.common.contract import CLASS_TEXT_KEY, LABEL_KEY
 from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.driver import input_fingerprint
 from components.image_example_gen.executor import Executor

@@ -17,10 +17,10 @@ from components.image_pusher.executor import EXAMPLES_KEY, Executor
 from components.model_card import executor as card_executor
 from components.serving_validator import executor as infra_executor
 from components.tflite_converter import executor as tflite_executor
-from components.versions import ServingState, provenance, serving_state, write_serving_state
+from components.common.versions import ServingState, provenance, serving_state, write_serving_state
 from components.serving_validator.warmup import WARMUP_FILE
-from components.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
-from components.parameters import encode
+from components.common.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
+from components.common.parameters import encode
 from pipeline.config import PipelineConfig
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work

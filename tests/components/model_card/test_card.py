@@ -5,8 +5,9 @@ import json
 import jsonschema
 import pytest
 
-from components.model_card.card import stamp_card, NOT_MEASURED, build_card, validate
-from components.model_card.card_files import card_files, render_html
+from components.common.model_card_format.card_format import stamp_card, validate
+from components.model_card.card import NOT_MEASURED, build_card
+from components.common.model_card_format.pages import card_files, render_html
 from components.model_card.sources import CardSources, read_card_sources
 
 AUDIT = {

@@ -1,5 +1,5 @@
 """The Kubeflow target's baseline: the newest complete push that is not the candidate's."""
-from components.versions import ServingState, publish, write_serving_state
+from components.common.versions import ServingState, publish, write_serving_state
 from components.pushed_baseline.latest import latest_other_than
 
 

@@ -4,8 +4,8 @@ import pytest
 import tensorflow as tf
 
 from components.tflite_converter import conversion as tflite
-from modules.backbones import build_backbone_model
-from modules.model import compile_model
+from modules.networks.backbones import build_backbone_model
+from modules.networks.keras_model import compile_model
 
 pytestmark = pytest.mark.slow
 SIDE, MEAN, STD = 32, np.array([0.5, 0.5, 0.5]), np.array([0.25, 0.25, 0.25])

@@ -10,7 +10,8 @@ from components.image_pusher.tflite_publish import publish_tflite
 from components.tflite_converter import conversion as tflite, tflite_metadata
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.staging import convert_into
-from modules.model import build_cnn, compile_model
+from modules.networks.keras_model import compile_model
+from modules.networks.small import build_cnn
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -115,7 +116,7 @@ def test_bad_settings_are_refused():
 def _examples_artifact(tmp_path, make_image):
     """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
     from pipeline.config import PipelineConfig
-    from pipeline.local.ingest import run_ingest
+    from pipeline.local.ingest_command import run_ingest
     for i in range(12):
         make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(8, 8), mode="L", seed=i)
     out = tmp_path / "examples"
@@ -245,7 +246,7 @@ def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch)
 
 
 def test_a_split_is_read_in_batches_in_order_and_up_to_the_limit(tmp_path):
-    from components.contract import IMAGE_KEY, LABEL_KEY
+    from components.common.contract import IMAGE_KEY, LABEL_KEY
     images = np.random.default_rng(3).integers(0, 256, (150, 8, 8, 1), dtype=np.uint8)
     split = tmp_path / "Split-eval"
     split.mkdir()

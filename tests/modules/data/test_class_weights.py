@@ -39,7 +39,7 @@ def test_the_log_line_says_what_was_found_and_done():
 def test_keras_weighs_the_one_hot_batches_the_trainer_feeds_it():
     import tensorflow as tf
     import tf_keras as keras
-    from modules.model import compile_model
+    from modules.networks.keras_model import compile_model
     images = np.random.default_rng(0).random((32, 4), np.float32)
     labels = tf.one_hot(np.r_[np.zeros(28, int), np.ones(4, int)], 2)
     data = tf.data.Dataset.from_tensor_slices((images, labels)).batch(8)

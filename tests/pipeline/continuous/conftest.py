@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from components.versions import publish
+from components.common.versions import publish
 from pipeline.config import PipelineConfig
 
 VERSIONS = (100, 200, 300)  # oldest first; 200 has no TFLite (it failed the parity gate)
@@ -40,7 +40,7 @@ def push_versions(config: PipelineConfig, numbers) -> dict:
 def pushed(tmp_path) -> Pushed:
     """Three pushed versions under tmp_path/out, no ML Metadata store."""
     from components.image_pusher.serving_config import write_serving_configs
-    from components.versions import point_tflite
+    from components.common.versions import point_tflite
     config = PipelineConfig(output=str(tmp_path / "out"), model_name="digits")
     uris = push_versions(config, VERSIONS)
     write_serving_configs(os.path.dirname(config.serving_dir))

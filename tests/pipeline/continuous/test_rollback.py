@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from components.baseline_resolver.strategy import pick_baseline
-from components.versions import ServingState, read_pointer, serving_state
+from components.resolvers.latest_blessed_other import pick_baseline
+from components.common.versions import ServingState, read_pointer, serving_state
 from pipeline.continuous.revocations import ROLLBACK_TYPE, open_store
 from pipeline.continuous.rollback import plan_rollback, rollback
 from pipeline.errors import UsageError
@@ -94,9 +94,9 @@ def test_serving_a_rolled_back_version_again_restores_it_as_a_baseline(pushed, r
 def test_rollback_and_versions_work_on_an_object_store(tmp_path):
     import tensorflow as tf
 
-    from components.versions import publish
+    from components.common.versions import publish
     from pipeline.config import PipelineConfig
-    from pipeline.continuous.versions import list_versions
+    from pipeline.continuous.version_list import list_versions
     config = PipelineConfig(output="ram://rollback-test/out")
     (tmp_path / "saved_model.pb").write_bytes(b"graph")
     for number in (1, 2):

@@ -85,7 +85,7 @@ def test_image_example_gen_runs_from_its_compiled_command_line(tmp_path, make_im
 
 
 def test_the_baseline_step_copies_the_last_pushed_model_not_the_candidates(tmp_path):
-    from components.versions import publish
+    from components.common.versions import publish
     model = tmp_path / "trained"
     (model / "variables").mkdir(parents=True)
     (model / "saved_model.pb").write_bytes(b"graph")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from components.contract import SPLITS
+from components.common.contract import SPLITS
 from components.image_example_gen.options import split_index
 from pipeline import cli
 from pipeline.config import PipelineConfig

@@ -3,7 +3,7 @@ import os
 import subprocess
 import sys
 
-from components.contract import decode_cache_folder, decode_cache_owner
+from components.common.contract import decode_cache_folder, decode_cache_owner
 from pipeline.config import PipelineConfig
 from pipeline.local import state
 

@@ -1,6 +1,6 @@
 """A flowers run's summary with every report section, and the files a report shows.
 
-Shapes as components/data_health (ingest_report.json's `data_health`) and the
+Shapes as components/image_example_gen/data_health/ (ingest_report.json's `data_health`) and the
 Evaluator's audit (audit.json) write them; the summary is folded from them by
 pipeline/report/trust.py, as build_summary does.
 """
@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 from PIL import Image, ImageDraw
 
-from components.contract import DATA_HEALTH_KEY
+from components.common.contract import DATA_HEALTH_KEY
 from pipeline.report import trust
 
 CLASSES = ["daisy", "dandelion", "roses", "sunflowers", "tulips"]

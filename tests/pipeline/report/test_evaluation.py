@@ -1,5 +1,5 @@
 """pipeline.report.evaluation.accuracies: which of TFMA's metrics the report shows."""
-from components.contract import LABEL_KEY
+from components.common.contract import LABEL_KEY
 from components.image_evaluator.accuracy import ACCURACY_METRIC as ACCURACY
 from pipeline.report import evaluation
 

@@ -2,7 +2,7 @@
 import copy
 import json
 
-from components.contract import (AUDIT_FILE, DATA_HEALTH_KEY, INGEST_REPORT_FILE,
+from components.common.contract import (AUDIT_FILE, DATA_HEALTH_KEY, INGEST_REPORT_FILE,
                                  MODEL_CARD_HTML, read_ingest_report)
 from pipeline.report import build, trust
 from tests.pipeline.report.report_fixtures import AUDIT, HEALTH, write_audit_images

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from components.data_health import hashing
+from components.image_example_gen.data_health import hashing
 from components.image_example_gen.encoding.encode import perceptual_hash, pixel_stats
 from components.image_example_gen.readers import arrays
 from components.image_example_gen.readers.units import array_health, array_pixel_stats, read_unit

@@ -1,0 +1,1 @@
+"""What the components share: storage, the contract, parameters, versions, the TFX adapter."""

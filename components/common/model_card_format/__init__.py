@@ -1,0 +1,1 @@
+"""The model card's format, shared by the ModelCardGenerator and the Pusher."""

@@ -1,1 +1,0 @@
-"""The resolver of the model a Trainer warm-starts from (local runs)."""

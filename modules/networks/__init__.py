@@ -1,0 +1,1 @@
+"""The networks the Trainer builds: built in, Keras Applications backbones, or a module file."""
