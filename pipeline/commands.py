@@ -5,6 +5,7 @@ needs them, so `--help` and bad flags answer at once.
 """
 import argparse
 import os
+from typing import Optional
 
 from components.image_example_gen import spans
 from components.common.storage import files
@@ -43,10 +44,19 @@ def _output_lock(config: PipelineConfig):
     return output_lock(config.state_path, label)
 
 
+def _check_model_server(binary: Optional[str]) -> None:
+    """A local run's --model-server is an executable file here (exit 2 otherwise); a
+    compiled pipeline's names a path inside its image, which this machine cannot check."""
+    if binary and not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        raise UsageError(f"--model-server {binary}: not an executable file (the "
+                         "tensorflow_model_server binary; leave it out for the stand-in)")
+
+
 def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     _check_cluster(config)
     _check_data(config.data)
     _check_output(config.output)
+    _check_model_server(config.model_server)
     if config.mlflow_uri:
         from pipeline.report.tracking import check_server
         check_server(config.mlflow_uri)

@@ -217,6 +217,11 @@ class PipelineConfig:
                            choices=QUANTIZATIONS)
     tflite_tolerance: float = _field(0.01, "Push the TFLite file only if its eval accuracy is "
                                      "at most this much below the SavedModel's (absolute).")
+    model_server: Optional[str] = _field(
+        None, "A tensorflow_model_server binary for the serving check: it loads the model "
+        "with its warmup records and answers the check's REST requests. Compiled "
+        "pipelines take the path inside the image. Default: a TensorFlow-only process "
+        "stands in. Example: --model-server /usr/bin/tensorflow_model_server")
     beam_args: str = _field(LOCAL_BEAM_ARGS, "Apache Beam pipeline options for ingestion, "
                             "statistics, Transform and evaluation, space-separated; write "
                             "it with '=' since the value starts with '--'. Example: "

@@ -25,10 +25,16 @@ class ServingCheck:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=env)
 
-    def send(self, model_dir: str, warmup_path: str, rest_requests: int, atol: float) -> None:
-        """The job, sent now: the worker starts on it as soon as its import is done."""
+    def send(self, model_dir: str, warmup_path: str, rest_requests: int, atol: float,
+             server: Optional[dict] = None) -> None:
+        """The job, sent now: the worker starts on it as soon as its import is done.
+
+        `server`: {"model_server": a tensorflow_model_server binary, "model_name",
+        "timeout_s"} to answer the REST requests; None answers them in the worker.
+        """
         job = json.dumps({"model_dir": model_dir, "warmup_path": warmup_path,
-                          "image_key": IMAGE_KEY, "rest_requests": rest_requests, "atol": atol})
+                          "image_key": IMAGE_KEY, "rest_requests": rest_requests, "atol": atol,
+                          **(server or {})})
         try:
             self._process.stdin.write(job)
             self._process.stdin.close()

@@ -9,7 +9,8 @@ TensorFlow is imported before the job is read: the Pusher starts this process
 early and sends the job when the warmup file is written, so the import overlaps
 the TFLite conversion.
 
-Job: {"model_dir", "warmup_path", "image_key", "rest_requests", "atol"}.
+Job: {"model_dir", "warmup_path", "image_key", "rest_requests", "atol", and with a real
+server "model_server" (its binary), "model_name" and "timeout_s"}.
 Result: {"ok", "reason", ...figures}; see check().
 """
 import base64
@@ -24,6 +25,7 @@ from tensorflow_serving.apis import prediction_log_pb2
 from components.common.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
 
 REST_SIGNATURE = SERVING_IMAGE
+IN_PROCESS = "in-process stand-in"  # the result's "server" without a model server binary
 EVALUATOR_SIGNATURE = SERVING_DEFAULT  # what TFMA's ModelSpec evaluates
 
 
@@ -121,15 +123,7 @@ def check(job: dict) -> dict:
     images = replay(loaded, job["warmup_path"])
     replay_s = time.perf_counter() - started - load_s
     sent = images[:job["rest_requests"]]
-    latencies, rest = [], []
-    for image in sent:
-        body = json.dumps({"signature_name": REST_SIGNATURE,
-                           "instances": [{"b64": base64.b64encode(image).decode()}]})
-        begin = time.perf_counter()
-        answer = json.loads(rest_predict(loaded, body))["predictions"]
-        latencies.append(time.perf_counter() - begin)
-        rest.append(_checked({PROBABILITIES: [answer[0][PROBABILITIES]]}, 1,
-                             "REST request")[0])
+    latencies, rest = _rest_answers(job, loaded, sent)
     diff = 0.0
     if sent:
         evaluated = loaded.signatures[EVALUATOR_SIGNATURE](examples=tf.constant(
@@ -141,8 +135,38 @@ def check(job: dict) -> dict:
             raise CheckFailed(f"REST answers differ from the Evaluator's signature by {diff:.2e} "
                               f"(> {job['atol']})")
     return {"load_s": round(load_s, 3), "replay_s": round(replay_s, 3),
+            "server": job.get("model_server") or IN_PROCESS,
             "rest_requests": len(sent), "max_abs_diff": diff,
             "p50_ms": _percentile_ms(latencies, 50), "p99_ms": _percentile_ms(latencies, 99)}
+
+
+def _rest_answers(job: dict, loaded, images: list):
+    """(latencies, probabilities) of one REST request per image: answered in this process,
+    or by the real server `job["model_server"]` names (model_server.py)."""
+    server, answer = None, lambda body: rest_predict(loaded, body)
+    if job.get("model_server"):
+        from components.serving_validator.model_server import ModelServer
+        server = ModelServer(job["model_server"], job["model_dir"], job["warmup_path"],
+                             job["model_name"])
+        answer = server.predict
+    try:
+        if server is not None:
+            server.wait_available(job["timeout_s"])
+        latencies, rest = [], []
+        for image in images:
+            body = json.dumps({"signature_name": REST_SIGNATURE,
+                               "instances": [{"b64": base64.b64encode(image).decode()}]})
+            begin = time.perf_counter()
+            predictions = json.loads(answer(body))["predictions"]
+            latencies.append(time.perf_counter() - begin)
+            rest.append(_checked({PROBABILITIES: [predictions[0][PROBABILITIES]]}, 1,
+                                 "REST request")[0])
+        return latencies, rest
+    except RuntimeError as e:
+        raise CheckFailed(f"the model server: {e}") from None
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def _percentile_ms(seconds: list, q: float):

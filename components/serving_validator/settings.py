@@ -3,7 +3,7 @@
 Light (no TensorFlow): pipeline/config.py builds them from its SERVING_CHECK defaults.
 """
 import dataclasses
-from typing import Tuple
+from typing import Optional, Tuple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,3 +17,6 @@ class ServingCheckSettings:
     rest_requests: int  # timed single-image REST requests of the serving check
     atol: float  # REST answers vs the Evaluator's signature, per probability
     timeout_s: int  # a serving check that takes longer fails
+    # A tensorflow_model_server binary that loads the model and answers the REST
+    # requests (model_server.py); None: the TensorFlow-only process answers them.
+    model_server: Optional[str]

@@ -31,7 +31,8 @@ def validate_serving(model_path: str, examples_uri: Optional[str],
                                   list(settings.warmup_batch_sizes))
         warmup_path = os.path.join(workdir, "tf_serving_warmup_requests")
         warmup.write_logs(warmup_path, logs)
-        server.send(model_path, warmup_path, settings.rest_requests, settings.atol)
+        server.send(model_path, warmup_path, settings.rest_requests, settings.atol,
+                    _model_server(settings))
         result = server.result(settings.timeout_s)
         result["warmup_records"] = len(logs)
         if result["ok"]:
@@ -42,6 +43,14 @@ def validate_serving(model_path: str, examples_uri: Optional[str],
     finally:
         server.cancel()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _model_server(settings: ServingCheckSettings) -> Optional[dict]:
+    """The real server's part of the job, when `settings.model_server` names a binary."""
+    if not settings.model_server:
+        return None
+    return {"model_server": settings.model_server, "model_name": settings.model_name,
+            "timeout_s": settings.timeout_s}
 
 
 def _images(examples_uri: Optional[str], settings: ServingCheckSettings) -> List[bytes]:
