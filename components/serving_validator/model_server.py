@@ -10,28 +10,17 @@ always stopped.
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from typing import List, Optional
+from typing import Optional
 
+from components.common.loopback import free_ports
 from components.common.storage.tree_copy import copy_tree
 
 POLL_S = 0.2
-
-
-def _free_ports(count: int) -> List[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 class ModelServer:
@@ -44,7 +33,7 @@ class ModelServer:
         copy_tree(model_dir, version)
         shutil.copyfile(warmup_path, os.path.join(version, "assets.extra",
                                                   "tf_serving_warmup_requests"))
-        grpc, self._port = _free_ports(2)
+        grpc, self._port = free_ports(2)
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             [binary, f"--port={grpc}", f"--rest_api_port={self._port}",

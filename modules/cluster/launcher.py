@@ -30,7 +30,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from tfx.components.trainer import executor as trainer_executor
 from tfx.types import artifact_utils
 from tfx.utils import json_utils
 
+from components.common.loopback import free_ports
 from modules.params import TrainerParams
 
 _GRACE_S = 3.0  # between SIGTERM and SIGKILL when stopping the workers
@@ -73,18 +73,6 @@ def executor_args(executor_path: str, input_dict, output_dict, exec_properties) 
             "--inputs-base64", _b64(artifact_utils.jsonify_artifact_dict(input_dict)),
             "--outputs-base64", _b64(artifact_utils.jsonify_artifact_dict(output_dict)),
             "--exec-properties-base64", _b64(json.dumps(exec_properties))]
-
-
-def free_ports(count: int) -> List[int]:
-    """Ports the kernel hands out free on the loopback (held open together, so distinct)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def loopback_cluster(counts: Dict[str, int]) -> Dict[str, List[str]]:
