@@ -6,6 +6,8 @@ from tensorflow_serving.apis import prediction_log_pb2
 from components.serving_validator import warmup
 from components.serving_validator.serving_worker import CheckFailed, replay
 
+pytestmark = pytest.mark.integration  # a real exported SavedModel, loaded
+
 
 def test_the_file_parses_as_prediction_logs_of_eval_images(exported_model, tmp_path):
     records = warmup.eval_records(exported_model.examples_uri, limit=100)

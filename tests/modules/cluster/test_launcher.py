@@ -4,6 +4,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from modules.cluster import launcher
 
 
@@ -23,6 +25,7 @@ def test_parameter_servers_add_a_chief_first_and_the_ps_tasks():
     assert len({a for addresses in cluster.values() for a in addresses}) == 4
 
 
+@pytest.mark.integration  # real worker processes, and the grace period
 def test_workers_that_ignore_sigterm_are_killed():
     # A worker waiting for its peers ignores SIGTERM (TF's preemption notifier catches it).
     stubborn = subprocess.Popen(

@@ -104,6 +104,7 @@ def _spec_with(tmp_path, executor: dict) -> pathlib.Path:
     return path
 
 
+@pytest.mark.integration  # run_local.py started as a subprocess
 def test_resolver_tasks_are_refused_with_exit_2(tmp_path):
     result = _run_local(_spec_with(tmp_path, {"resolver": {"outputArtifactQueries": {}}}),
                         "--pipeline-root", tmp_path / "root", timeout=120)
@@ -111,6 +112,7 @@ def test_resolver_tasks_are_refused_with_exit_2(tmp_path):
     assert "task pick is a resolver" in result.stderr
 
 
+@pytest.mark.integration  # run_local.py started as a subprocess
 def test_a_failed_task_exits_1_naming_the_task_and_its_log(tmp_path):
     failing = {"container": {"image": "i", "command": ["python", "-c", "raise SystemExit(3)"]}}
     result = _run_local(_spec_with(tmp_path, failing), "--pipeline-root", tmp_path / "root",
@@ -120,6 +122,7 @@ def test_a_failed_task_exits_1_naming_the_task_and_its_log(tmp_path):
     assert "task pick failed" in result.stderr and pathlib.Path(log).is_file()
 
 
+@pytest.mark.integration  # run_local.py started as a subprocess
 def test_not_a_package_exits_2_naming_the_file(tmp_path):
     path = tmp_path / "notes.yaml"
     path.write_text("just: text\n")

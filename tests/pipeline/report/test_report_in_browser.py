@@ -28,10 +28,11 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars", "--force-device-scale-factor=1", "--virtual-time-budget=10000")
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(CHROMIUM),
-    reason=f"{CHROMIUM} is absent: install Chromium to run the report's browser check "
-           "(Debian: apt-get install -y chromium)")
+pytestmark = [pytest.mark.integration,  # a real headless browser, started per test
+              pytest.mark.skipif(
+                  not os.path.exists(CHROMIUM),
+                  reason=f"{CHROMIUM} is absent: install Chromium to run the report's browser "
+                         "check (Debian: apt-get install -y chromium)")]
 
 LAYOUT_CHECK = """<script>
 window.addEventListener("load", () => {
