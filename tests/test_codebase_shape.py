@@ -124,8 +124,8 @@ def test_no_package_folder_holds_more_than_15_modules():
 
 # --- File names: one meaning each ---
 # Names that stand for the same role in parallel packages (TFX's component.py and
-# executor.py, a stage's settings.py, a resolver's strategy.py).
-PARALLEL_ROLES = {"__init__.py", "component.py", "executor.py", "settings.py", "strategy.py",
+# executor.py, a stage's settings.py).
+PARALLEL_ROLES = {"__init__.py", "component.py", "executor.py", "settings.py",
                   "conftest.py"}
 
 

@@ -54,7 +54,7 @@ def normalized(images: np.ndarray, train: np.ndarray, stats=None):
 
 
 def candidates():
-    """name -> builder(input_shape, classes), from modules/photo_model's blocks."""
+    """name -> builder(input_shape, classes), from modules/networks/photo.py's blocks."""
     import functools
     from modules.networks.photo import MOBILENET_V2_STAGES, build_photo
     return {"photo": build_photo,
