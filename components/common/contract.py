@@ -86,6 +86,12 @@ MODEL_CARD_KEY = "model_card"  # ModelCardGenerator's: a File holding model_card
 CONVERTED_PROPERTY, WRITTEN_PROPERTY, REASON_PROPERTY = "converted", "written", "reason"
 TFLITE_PARITY_PROPERTY, TFLITE_METADATA_PROPERTY = "tflite_parity", "tflite_metadata"
 QUANTIZE_PROPERTY = "quantize"
+# The InfraValidator's: the check's figures as JSON, and InfraValidator's own flag for
+# a blessing that holds the stamped model (tfx/components/infra_validator/executor.py).
+SERVING_CHECK_PROPERTY, INFRA_MODEL_FLAG = "serving_check", "has_model"
+# A TFLite folder's files: the model (written last, so its presence means complete) and
+# what an app needs besides it.
+TFLITE_MODEL_FILE, TFLITE_INFO_FILE = "model.tflite", "model_info.json"
 
 # --- Custom properties one stage sets and later ones read ---
 # On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).

@@ -16,11 +16,9 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils, proto_utils
 
-from components.common.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
-                                 MODEL_CARD_KEY, SPANS_PROPERTY, TFLITE_MODEL_KEY,
-                                 ingest_report)
-from components.common.drift import drift_gate
-from components.common.provenance import push_record
+from components.common.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG, MODEL_CARD_JSON,
+                                        MODEL_CARD_KEY, TFLITE_MODEL_KEY)
+from components.common.provenance import release_of
 from components.image_pusher.push import PushInputs, PushOutcome, push
 from components.image_pusher.settings import PushSettings
 from components.common.parameters import decode
@@ -48,21 +46,18 @@ class Executor(pusher_executor.Executor):
             tfx_internals.mark_not_pushed(self, model_push)
             return
         settings = decode(PushSettings, exec_properties)
-        examples = (input_dict.get(EXAMPLES_KEY) or [None])[0]
-        report = ingest_report(examples.uri if examples else None)
-        blocked, overridden = drift_gate(report, settings.allow_drift)
-        if blocked:
-            return self._record(model_push, None, PushOutcome(False, blocked=blocked))
-        if overridden:
-            model_push.set_string_custom_property(DRIFT_OVERRIDDEN, overridden)
-        blessing = artifact_utils.get_single_instance(input_dict[keys.MODEL_BLESSING_KEY])
-        record = push_record(examples and examples.get_custom_property(SPANS_PROPERTY), report,
-                             blessing.get_custom_property(ACCURACY_PROPERTY), overridden)
-        model_path = self.GetModelPath(input_dict)
-        inputs = PushInputs(model_path=_stamped_or(model_path, input_dict),
+        release = release_of((input_dict.get(EXAMPLES_KEY) or [None])[0],
+                             artifact_utils.get_single_instance(
+                                 input_dict[keys.MODEL_BLESSING_KEY]), settings.allow_drift)
+        if release.blocked:
+            return self._record(model_push, None, PushOutcome(False, blocked=release.blocked))
+        if release.record.get(DRIFT_OVERRIDDEN):
+            model_push.set_string_custom_property(DRIFT_OVERRIDDEN,
+                                                  release.record[DRIFT_OVERRIDDEN])
+        inputs = PushInputs(model_path=_stamped_or(self.GetModelPath(input_dict), input_dict),
                             model_uri=artifact_utils.get_single_instance(
                                 input_dict[keys.MODEL_KEY]).uri,
-                            base=_base_directory(exec_properties), record=record,
+                            base=_base_directory(exec_properties), record=release.record,
                             tflite_dir=_converted(input_dict), card=_draft_card(input_dict))
         self._record(model_push, inputs.model_path, push(inputs, settings))
 
@@ -85,7 +80,7 @@ def _stamped_or(model_path: str, input_dict: Dict[str, List[types.Artifact]]) ->
     """The InfraValidator's stamped model (the SavedModel with its warmup records), as
     TFX's Pusher pushes when InfraValidator made warmup requests; else `model_path`."""
     infra = (input_dict.get(keys.INFRA_BLESSING_KEY) or [None])[0]
-    if infra is not None and infra.get_int_custom_property("has_model"):
+    if infra is not None and infra.get_int_custom_property(INFRA_MODEL_FLAG):
         return path_utils.stamped_model_path(infra.uri)
     return model_path
 

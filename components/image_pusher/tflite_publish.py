@@ -6,9 +6,8 @@ import tempfile
 from typing import Dict, Optional
 
 from components.common.storage.tree_copy import copy_tree
+from components.common.contract import TFLITE_INFO_FILE
 from components.common.versions import TFLITE_COMMIT_FILE, is_complete, publish
-
-INFO_FILE = "model_info.json"  # TFLiteConverter's; gets the version it ships as
 
 
 def publish_tflite(converted_dir: str, tflite_dir: str, version: int,
@@ -22,7 +21,7 @@ def publish_tflite(converted_dir: str, tflite_dir: str, version: int,
     staging = tempfile.mkdtemp(prefix="imagepipe-tflite-")  # always local
     try:
         copy_tree(converted_dir, staging)
-        info_path = os.path.join(staging, INFO_FILE)
+        info_path = os.path.join(staging, TFLITE_INFO_FILE)
         if os.path.exists(info_path):
             with open(info_path, encoding="utf-8") as f:
                 info = json.load(f)

@@ -15,12 +15,11 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.common.contract import (ACCURACY_PROPERTY, CONVERTED_PROPERTY, MODEL_CARD_JSON,
-                                 MODEL_CARD_KEY, QUANTIZE_PROPERTY, REASON_PROPERTY,
-                                 SPANS_PROPERTY, TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
-                                 TFLITE_PARITY_PROPERTY, WRITTEN_PROPERTY, ingest_report)
-from components.common.drift import drift_gate
-from components.common.provenance import push_record
+from components.common.contract import (CONVERTED_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
+                                        QUANTIZE_PROPERTY, REASON_PROPERTY,
+                                        TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
+                                        TFLITE_PARITY_PROPERTY, WRITTEN_PROPERTY)
+from components.common.provenance import release_of
 from components.common.model_card_format.card_format import validate
 from components.model_card.card import build_card
 from components.model_card.settings import CardSettings
@@ -29,7 +28,6 @@ from components.common.parameters import decode
 from components.common.storage import files
 from components.common.blessings import not_blessed
 from components.common import tfx_internals
-
 
 
 class Executor(base_executor.BaseExecutor):
@@ -58,13 +56,10 @@ class Executor(base_executor.BaseExecutor):
 def _card(input_dict: Dict[str, List[types.Artifact]], settings: CardSettings) -> dict:
     model = artifact_utils.get_single_instance(input_dict[keys.MODEL_KEY])
     blessing = artifact_utils.get_single_instance(input_dict[keys.MODEL_BLESSING_KEY])
-    examples = (input_dict.get(keys.EXAMPLES_KEY) or [None])[0]
-    report = ingest_report(examples.uri if examples else None)
-    _, overridden = drift_gate(report, settings.allow_drift)
-    record = push_record(examples and examples.get_custom_property(SPANS_PROPERTY), report,
-                         blessing.get_custom_property(ACCURACY_PROPERTY), overridden)
+    release = release_of((input_dict.get(keys.EXAMPLES_KEY) or [None])[0], blessing,
+                         settings.allow_drift)
     sources = read_card_sources(settings.model_name, path_utils.serving_model_path(model.uri),
-                                model.uri, blessing.uri, report, record)
+                                model.uri, blessing.uri, release.report, release.record)
     return build_card(sources, conversion(input_dict))
 
 

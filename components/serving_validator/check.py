@@ -8,6 +8,7 @@ scored. A model that fails any of it is not pushed.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import Optional
@@ -23,14 +24,23 @@ class ServingCheck:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "components.serving_validator.serving_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env)
+            env=env, start_new_session=True)  # its own group: a model server it starts too
+
+    def _kill(self) -> None:
+        """Kills the worker and whatever it started (a model server), then reaps it."""
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except ProcessLookupError:  # already gone
+            pass
+        self._process.communicate()
 
     def send(self, model_dir: str, warmup_path: str, rest_requests: int, atol: float,
              server: Optional[dict] = None) -> None:
         """The job, sent now: the worker starts on it as soon as its import is done.
 
         `server`: {"model_server": a tensorflow_model_server binary, "model_name",
-        "timeout_s"} to answer the REST requests; None answers them in the worker.
+        "timeout_s", "scratch": a folder the caller removes} to answer the REST requests;
+        None answers them in the worker.
         """
         job = json.dumps({"model_dir": model_dir, "warmup_path": warmup_path,
                           "image_key": IMAGE_KEY, "rest_requests": rest_requests, "atol": atol,
@@ -47,8 +57,7 @@ class ServingCheck:
         try:
             out, err = self._process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.communicate()
+            self._kill()
             return {"ok": False, "reason": f"the serving process did not answer in {timeout} s"}
         lines = out.strip().splitlines()
         if self._process.returncode == 0 and lines:
@@ -63,5 +72,4 @@ class ServingCheck:
     def cancel(self) -> None:
         """Stops the worker if result() was never reached (an error in between)."""
         if self._process.poll() is None:
-            self._process.kill()
-            self._process.communicate()
+            self._kill()

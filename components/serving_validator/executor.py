@@ -16,6 +16,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
+from components.common.contract import INFRA_MODEL_FLAG, REASON_PROPERTY, SERVING_CHECK_PROPERTY
 from components.common.parameters import decode
 from components.serving_validator.settings import ServingCheckSettings
 from components.serving_validator.validate import validate_serving
@@ -23,9 +24,8 @@ from components.common.storage import files
 from components.common import tfx_internals
 
 # InfraValidator's own names (tfx/components/infra_validator/executor.py).
-BLESSED_KEY, MODEL_FLAG_KEY = "blessed", "has_model"
+BLESSED_KEY = "blessed"
 BLESSED_FILE, NOT_BLESSED_FILE = "INFRA_BLESSED", "INFRA_NOT_BLESSED"
-SERVING_CHECK, REASON = "serving_check", "reason"
 
 
 class Executor(base_executor.BaseExecutor):
@@ -54,11 +54,11 @@ class Executor(base_executor.BaseExecutor):
 def _record(blessing: types.Artifact, result: dict, checked: bool = True) -> None:
     """The verdict; `serving_check` (the check's figures) only when a check ran."""
     logging.info("InfraValidator: %s", result.get("reason") or result)
-    blessing.set_string_custom_property(REASON, result.get("reason") or "")
+    blessing.set_string_custom_property(REASON_PROPERTY, result.get("reason") or "")
     if checked:
-        blessing.set_string_custom_property(SERVING_CHECK, json.dumps(result))
+        blessing.set_string_custom_property(SERVING_CHECK_PROPERTY, json.dumps(result))
     blessing.set_int_custom_property(BLESSED_KEY, int(bool(result["ok"])))
     files.write_text(os.path.join(blessing.uri, BLESSED_FILE if result["ok"]
                                   else NOT_BLESSED_FILE), "")
     if result["ok"]:
-        blessing.set_int_custom_property(MODEL_FLAG_KEY, 1)
+        blessing.set_int_custom_property(INFRA_MODEL_FLAG, 1)

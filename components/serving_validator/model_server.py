@@ -26,19 +26,27 @@ POLL_S = 0.2
 class ModelServer:
     """`binary` serving `model_dir` (with `warmup_path` as its warmup records) as `name`."""
 
-    def __init__(self, binary: str, model_dir: str, warmup_path: str, name: str):
+    def __init__(self, binary: str, model_dir: str, warmup_path: str, name: str,
+                 scratch: Optional[str] = None):
+        """Lays the model out under `scratch` (a local folder; the temp folder without one)
+        and starts the server; RuntimeError, with nothing left behind, if it cannot."""
         self._binary, self._name = binary, name
-        self._base = tempfile.mkdtemp(prefix="imagepipe-model-server-")  # always local
-        version = os.path.join(self._base, "1")
-        copy_tree(model_dir, version)
-        shutil.copyfile(warmup_path, os.path.join(version, "assets.extra",
-                                                  "tf_serving_warmup_requests"))
-        grpc, self._port = free_ports(2)
-        self._log = tempfile.TemporaryFile()
-        self._process = subprocess.Popen(
-            [binary, f"--port={grpc}", f"--rest_api_port={self._port}",
-             f"--model_name={name}", f"--model_base_path={self._base}"],
-            stdout=self._log, stderr=subprocess.STDOUT)
+        self._base = tempfile.mkdtemp(prefix="imagepipe-model-server-", dir=scratch)  # local
+        self._log, self._process = tempfile.TemporaryFile(), None
+        try:
+            version = os.path.join(self._base, "1")
+            copy_tree(model_dir, version)
+            os.makedirs(os.path.join(version, "assets.extra"), exist_ok=True)
+            shutil.copyfile(warmup_path, os.path.join(version, "assets.extra",
+                                                      "tf_serving_warmup_requests"))
+            grpc, self._port = free_ports(2)
+            self._process = subprocess.Popen(
+                [binary, f"--port={grpc}", f"--rest_api_port={self._port}",
+                 f"--model_name={name}", f"--model_base_path={self._base}"],
+                stdout=self._log, stderr=subprocess.STDOUT)
+        except OSError as e:
+            self.stop()
+            raise RuntimeError(f"{binary} could not be started: {e}") from None
 
     def _url(self, suffix: str = "") -> str:
         return f"http://127.0.0.1:{self._port}/v1/models/{self._name}{suffix}"
@@ -74,6 +82,9 @@ class ModelServer:
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"{self._binary} answered HTTP {e.code}: "
                                f"{e.read().decode(errors='replace')[:300]}") from None
+        except OSError as e:  # refused, reset, timed out: the server died or hung
+            raise RuntimeError(f"{self._binary} did not answer a request: {e}; "
+                               f"{self._last_line()}") from None
 
     def _last_line(self) -> str:
         self._log.seek(0)
@@ -82,7 +93,7 @@ class ModelServer:
 
     def stop(self) -> None:
         """Stops the server and removes its base folder."""
-        if self._process.poll() is None:
+        if self._process is not None and self._process.poll() is None:
             self._process.terminate()
             try:
                 self._process.wait(timeout=10)

@@ -5,9 +5,9 @@
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
 imagepipe's training code (only the light components/common/contract.py), so a model
 that needs the training process to load fails here as it would in a server.
-TensorFlow is imported before the job is read: the Pusher starts this process
-early and sends the job when the warmup file is written, so the import overlaps
-the TFLite conversion.
+TensorFlow is imported before the job is read: the InfraValidator starts this
+process first and sends the job when the warmup file is written, so the import
+overlaps reading the eval images.
 
 Job: {"model_dir", "warmup_path", "image_key", "rest_requests", "atol", and with a real
 server "model_server" (its binary), "model_name" and "timeout_s"}.
@@ -146,8 +146,11 @@ def _rest_answers(job: dict, loaded, images: list):
     server, answer = None, lambda body: rest_predict(loaded, body)
     if job.get("model_server"):
         from components.serving_validator.model_server import ModelServer
-        server = ModelServer(job["model_server"], job["model_dir"], job["warmup_path"],
-                             job["model_name"])
+        try:
+            server = ModelServer(job["model_server"], job["model_dir"], job["warmup_path"],
+                                 job["model_name"], job.get("scratch"))
+        except RuntimeError as e:
+            raise CheckFailed(f"the model server: {e}") from None
         answer = server.predict
     try:
         if server is not None:

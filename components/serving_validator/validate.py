@@ -32,7 +32,7 @@ def validate_serving(model_path: str, examples_uri: Optional[str],
         warmup_path = os.path.join(workdir, "tf_serving_warmup_requests")
         warmup.write_logs(warmup_path, logs)
         server.send(model_path, warmup_path, settings.rest_requests, settings.atol,
-                    _model_server(settings))
+                    _model_server(settings, workdir))
         result = server.result(settings.timeout_s)
         result["warmup_records"] = len(logs)
         if result["ok"]:
@@ -45,12 +45,17 @@ def validate_serving(model_path: str, examples_uri: Optional[str],
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _model_server(settings: ServingCheckSettings) -> Optional[dict]:
-    """The real server's part of the job, when `settings.model_server` names a binary."""
+def _model_server(settings: ServingCheckSettings, scratch: str) -> Optional[dict]:
+    """The real server's part of the job, when `settings.model_server` names a binary.
+
+    The server gets half the check's time to make the model available, so that its own
+    failure, with its last line, is what the check reports, not the whole check's
+    timeout; its model copy goes under `scratch`, which this side removes.
+    """
     if not settings.model_server:
         return None
     return {"model_server": settings.model_server, "model_name": settings.model_name,
-            "timeout_s": settings.timeout_s}
+            "timeout_s": settings.timeout_s / 2, "scratch": scratch}
 
 
 def _images(examples_uri: Optional[str], settings: ServingCheckSettings) -> List[bytes]:

@@ -6,7 +6,6 @@ the output, where a TFX user looks for the stage that refused: `converted`
 """
 import json
 import logging
-import os
 from typing import Any, Dict, List
 
 from tfx import types
@@ -24,6 +23,7 @@ from components.tflite_converter.staging import convert_into
 from components.common import tfx_internals
 
 # The output is a Model artifact holding model.tflite, as TFX's TFLite rewriter's is.
+UNVERSIONED = "unversioned"  # the TFLite metadata's version
 
 
 class Executor(base_executor.BaseExecutor):
@@ -46,8 +46,10 @@ class Executor(base_executor.BaseExecutor):
         settings = decode(TFLiteSettings, exec_properties)
         output.set_string_custom_property(QUANTIZE_PROPERTY, settings.quantize)
         try:
+            # The file is made before the Pusher numbers the version: model_info.json's
+            # source_version, which the Pusher writes, names it.
             result = convert_into(model_path, examples.uri, output.uri, settings,
-                                  source=os.path.basename(model.uri.rstrip("/")))
+                                  source=UNVERSIONED)
         except Exception as e:  # noqa: BLE001  (the SavedModel still ships; say why not TFLite)
             result = conversion_failed(e)
         _record(output, result)

@@ -10,8 +10,8 @@ import shutil
 import tempfile
 from typing import Optional
 
-from components.common.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TRAIN, read_labels,
-                                 split_dir)
+from components.common.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TFLITE_INFO_FILE,
+                                        TFLITE_MODEL_FILE, TRAIN, read_labels, split_dir)
 from components.common.storage import files
 from components.common.storage.tree_copy import copy_tree
 from components.tflite_converter import conversion as tflite
@@ -19,14 +19,12 @@ from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.tflite_metadata import embed_metadata
 
 REPRESENTATIVE_IMAGES = 200
-MODEL_FILE = "model.tflite"
-INFO_FILE = "model_info.json"
 
 
 def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
                  settings: TFLiteSettings, source: str) -> dict:
     """Converts, embeds the metadata, gates on eval accuracy, and writes the files that
-    pass into `output_dir`; `source` names the model in the metadata.
+    pass into `output_dir`; `source` is the metadata's version.
 
     Returns {"converted": whether the files were written, "parity": tflite.parity(...),
     "reason", "metadata" (embed_metadata's record)}; nothing is written on a refusal.
@@ -62,12 +60,12 @@ def _write(model: bytes, extra: str, info: dict, output_dir: str) -> None:
     folder (the output may be an object store)."""
     staging = tempfile.mkdtemp(prefix="imagepipe-tflite-")  # always local
     try:
-        with open(os.path.join(staging, MODEL_FILE), "wb") as f:
+        with open(os.path.join(staging, TFLITE_MODEL_FILE), "wb") as f:
             f.write(model)
         with open(os.path.join(staging, LABELS_FILE), "wb") as f:
             f.write(files.read_bytes(os.path.join(extra, LABELS_FILE)))
-        with open(os.path.join(staging, INFO_FILE), "w") as f:
+        with open(os.path.join(staging, TFLITE_INFO_FILE), "w") as f:
             json.dump(info, f, indent=2, ensure_ascii=False)
-        copy_tree(staging, output_dir, last=MODEL_FILE)
+        copy_tree(staging, output_dir, last=TFLITE_MODEL_FILE)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -49,6 +49,17 @@ def audit_lines(summary: dict) -> List[str]:
     return [_verdict_line(v) for v in audit_verdicts(summary)]
 
 
+def _tflite_line(pushed: dict) -> List[str]:
+    """Where the TFLite version went, or why the converter refused it; nothing when the
+    push itself was refused (the lines above say why)."""
+    gate = pushed.get("tflite_gate") or {}
+    if pushed.get("tflite"):
+        return [f"tflite    {pushed['tflite']}"]
+    if gate and not gate.get("ok"):
+        return [f"tflite    not pushed: {gate.get('reason')}"]
+    return []
+
+
 def _serving_check_line(summary: dict) -> List[str]:
     verdict = serving(summary)
     return [f"serving   {verdict.text.removeprefix('Serving ')}"] if verdict else []
@@ -104,8 +115,7 @@ def format_summary(summary: dict) -> str:
         *continuous_lines(summary),
         f"pushed    {pushed['serving'] or 'nothing'}",
         *_serving_check_line(summary),
-        *([f"tflite    {pushed['tflite'] or 'not pushed: ' + pushed['tflite_gate']['reason']}"]
-          if pushed.get("tflite_gate") else []),
+        *_tflite_line(pushed),
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         *tuning_lines(summary.get("tuning")),
         *_training_line(summary.get("training")),

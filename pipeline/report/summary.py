@@ -11,7 +11,9 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 
 from components.common import contract as ids
-from components.common.contract import VETOED_PROPERTY, read_ingest_report
+from components.common.contract import (REASON_PROPERTY, SERVING_CHECK_PROPERTY,
+                                        TFLITE_PARITY_PROPERTY, VETOED_PROPERTY,
+                                        read_ingest_report)
 from components.common.storage import files
 from components.common.versions import serving_state
 from pipeline.config import PipelineConfig
@@ -59,8 +61,9 @@ def _tflite_gate(store, node) -> Optional[dict]:
     """The TFLiteConverter's parity gate and its reason (None if it converted nothing:
     it did not run, or a blessing refused the model)."""
     produced = outputs(store, node).get("Model") if node else None
-    parity = prop(produced, "tflite_parity") if produced is not None else None
-    return {**json.loads(parity), "reason": prop(produced, "reason")} if parity else None
+    parity = prop(produced, TFLITE_PARITY_PROPERTY) if produced is not None else None
+    return ({**json.loads(parity), "reason": prop(produced, REASON_PROPERTY)} if parity
+            else None)
 
 
 def _pushed_section(store, nodes: dict, evaluation: dict) -> dict:
@@ -69,10 +72,13 @@ def _pushed_section(store, nodes: dict, evaluation: dict) -> dict:
     pushed = outputs(store, nodes[ids.PUSHER_ID]).get("PushedModel") \
         if ids.PUSHER_ID in nodes else None
     check = _verdict(store, nodes.get(ids.INFRA_VALIDATOR_ID), "InfraBlessing",
-                     "serving_check")
+                     SERVING_CHECK_PROPERTY)
     gate = _tflite_gate(store, nodes.get(ids.TFLITE_CONVERTER_ID))
     if pushed is None or prop(pushed, "pushed") != 1:
         vetoed = evaluation.get("vetoed")
+        # The converter's verdict where it refused the file; a file that passed its gate
+        # but was not pushed (drift, a rollback) has `blocked` say why.
+        gate = gate if gate and not gate.get("ok") else None
         return {"serving": None, "tflite": None, "version": None, "tflite_gate": gate,
                 "serving_check": check,
                 "blocked": (prop(pushed, "blocked") if pushed is not None else None) or vetoed}

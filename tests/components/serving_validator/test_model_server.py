@@ -57,3 +57,12 @@ def test_a_local_run_refuses_a_model_server_that_is_not_an_executable(tmp_path):
     from pipeline.errors import UsageError
     with pytest.raises(UsageError, match="--model-server .*: not an executable file"):
         _check_model_server(str(tmp_path / "missing"))
+
+
+def test_a_model_server_that_cannot_start_fails_the_check_and_leaves_nothing(exported_model,
+                                                                             tmp_path):
+    missing = str(tmp_path / "no" / "tensorflow_model_server")
+    result = validate_serving(exported_model.model_dir, exported_model.examples_uri,
+                              _settings(missing), str(tmp_path / "stamped"))
+    assert not result["ok"]
+    assert result["reason"].startswith(f"the model server: {missing} could not be started: ")

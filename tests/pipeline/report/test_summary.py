@@ -86,3 +86,23 @@ def test_the_serving_check_is_shown_passed_or_as_why_nothing_was_pushed():
     assert _pushed_lines({"serving": None, "serving_check": failed}) == [
         "pushed    nothing",
         "serving   check FAILED, not pushed: the SavedModel did not load: OSError: x"]
+
+
+def _tflite_lines(pushed: dict) -> list:
+    text = format_summary({
+        "data": {"path": "/d", "classes": ["a"], "splits": {}, "skipped": 0, "ignored": 0,
+                 "empty_classes": [], "skipped_files": []},
+        "eval": {"accuracy": 0.9, "baseline_accuracy": None, "blessed": True, "reason": "ok"},
+        "pushed": pushed, "timings_s": {"total": 1.0}, "cached": []})
+    return [line for line in text.splitlines() if line.startswith("tflite")]
+
+
+def test_the_tflite_line_names_the_version_or_the_converters_refusal_only():
+    assert _tflite_lines({"serving": "/s/1", "tflite": "/t/1",
+                          "tflite_gate": {"ok": True, "reason": "passed"}}) == ["tflite    /t/1"]
+    refused = {"ok": False, "reason": "TFLite accuracy 0.5 is more than 0.01 below"}
+    assert _tflite_lines({"serving": "/s/1", "tflite": None, "tflite_gate": refused}) == [
+        "tflite    not pushed: TFLite accuracy 0.5 is more than 0.01 below"]
+    # A push the drift gate blocked: the Pusher's reason says why, not the converter's.
+    assert _tflite_lines({"serving": None, "tflite": None, "blocked": "drift",
+                          "tflite_gate": {"ok": True, "reason": "passed"}}) == []

@@ -1,0 +1,1 @@
+"""ImageInfraValidator: the serving check in InfraValidator's place."""

@@ -1,0 +1,1 @@
+"""TFLiteConverter: the blessed model as model.tflite, gated on eval accuracy."""
