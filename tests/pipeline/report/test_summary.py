@@ -67,13 +67,13 @@ def test_no_warnings_when_all_data_was_used():
     assert data_warnings([], []) == []
 
 
-def _pushed_lines(pushed: dict) -> list:
+def _pushed_lines(pushed: dict, prefixes=("pushed", "serving")) -> list:
     text = format_summary({
         "data": {"path": "/d", "classes": ["a"], "splits": {}, "skipped": 0, "ignored": 0,
                  "empty_classes": [], "skipped_files": []},
         "eval": {"accuracy": 0.9, "baseline_accuracy": None, "blessed": True, "reason": "ok"},
         "pushed": pushed, "timings_s": {"total": 1.0}, "cached": []})
-    return [line for line in text.splitlines() if line.startswith(("pushed", "serving"))]
+    return [line for line in text.splitlines() if line.startswith(prefixes)]
 
 
 def test_the_serving_check_is_shown_passed_or_as_why_nothing_was_pushed():
@@ -89,12 +89,7 @@ def test_the_serving_check_is_shown_passed_or_as_why_nothing_was_pushed():
 
 
 def _tflite_lines(pushed: dict) -> list:
-    text = format_summary({
-        "data": {"path": "/d", "classes": ["a"], "splits": {}, "skipped": 0, "ignored": 0,
-                 "empty_classes": [], "skipped_files": []},
-        "eval": {"accuracy": 0.9, "baseline_accuracy": None, "blessed": True, "reason": "ok"},
-        "pushed": pushed, "timings_s": {"total": 1.0}, "cached": []})
-    return [line for line in text.splitlines() if line.startswith("tflite")]
+    return _pushed_lines(pushed, prefixes=("tflite",))
 
 
 def test_the_tflite_line_names_the_version_or_the_converters_refusal_only():
