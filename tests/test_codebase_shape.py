@@ -183,3 +183,17 @@ def test_modules_import_only_lower_layers_or_their_own_group():
     wrong = [f"{module} imports {name}" for module, name in _inner_imports("modules")
              if _group(name) != _group(module) and _layer(name) >= _layer(module)]
     assert not wrong, wrong
+
+
+# Folders of Python files that are not packages on purpose: a module file users copy.
+NOT_PACKAGES = {"modules/examples"}
+
+
+def test_every_folder_of_python_modules_is_a_package():
+    """setup.py's find_packages, and so the pipeline image's `pip install .`, skip a folder
+    without __init__.py, and the tests above that look for packages would too."""
+    folders = {path.parent for path in _package_files()}
+    missing = [str(f.relative_to(REPO)) for f in sorted(folders)
+               if not (f / "__init__.py").exists()
+               and str(f.relative_to(REPO)) not in NOT_PACKAGES]
+    assert not missing, missing
