@@ -137,7 +137,7 @@ def read_image(path: str) -> Item:
     """(path, bytes) of one image file; raises OSError if it cannot be read.
 
     Through components/common/storage: a gs:// object in one pooled request, where
-    tf.io.gfile took several, each on a new connection.
+    TensorFlow's file client took several, each on a new connection.
     """
     import tensorflow as tf
     try:

@@ -64,7 +64,7 @@ class _Gzip:
 def _create(path: str) -> _Gzip:
     """A gzipped file at `path`, through components/common/storage; a local folder is made first.
 
-    Remote files are written with tf.io.gfile, whose uploads retry on HTTP 503
+    Remote files are written with TensorFlow's file client, whose uploads retry on HTTP 503
     and reset connections (Beam's FileSystems, over google-cloud-storage, does
     not retry an upload without a generation precondition), and committed by
     renaming each object, retried by components/common/storage.
