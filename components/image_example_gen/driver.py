@@ -1,78 +1,68 @@
-"""ImageExampleGen's driver: TFX's FileBasedDriver with a fingerprint that sees renames.
+"""ImageExampleGen's driver: TFX's FileBasedDriver with a fingerprint that sees renames,
+and, for a span pattern, the window resolved once and handed to the executor.
 
 TFX fingerprints only the file count, total bytes and second-resolution
 mtimes of the files a glob matches. Moving an image from one class folder to
 another (`mv` keeps the mtime) leaves all three unchanged, so the re-run
 would be a cache hit with stale labels. This fingerprint hashes every file's
-relative path, size and nanosecond mtime instead.
+relative path, size and nanosecond mtime instead (span_window.tree_fingerprint).
+
+A span pattern's window (span_window.py) is listed here, once: its
+fingerprint is the input fingerprint, and the window itself travels to the
+executor as the exec property WINDOW_KEY, so that the executor ingests the
+spans, and the files, that the cache key was computed from.
 """
-import dataclasses
-import hashlib
-import os
 from typing import Optional, Tuple
 
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
+from components.common.parameters import decode
 from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen import spans
-from components.common.storage import files
+from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.span_window import SpanWindow, resolve, tree_fingerprint
 
-TRAIN_SPANS_KEY = "train_spans"  # IngestOptions.train_spans, as its exec property
 GROUPS_KEY = "groups"  # IngestOptions.groups: its file's content is part of the input
+WINDOW_KEY = "span_window"  # the resolved SpanWindow, as JSON
 
 
-def tree_fingerprint(root: str) -> str:
-    """A digest of (relative path, size, mtime ns) of every file under `root` (or of root)."""
-    digest = hashlib.sha256()
-    if not files.isdir(root):
-        found = [dataclasses.replace(files.stat(root), path=os.path.basename(root))]
-    else:  # one listing with sizes and times; on a bucket, no request per object
-        found = [dataclasses.replace(f, path=os.path.relpath(f.path, root))
-                 for f in files.walk_files(root)]
-    for info in found:
-        digest.update(f"{info.path}\0{info.size}\0{info.mtime_ns}\n".encode("utf-8", "replace"))
-    return f"files:{len(found)},sha256:{digest.hexdigest()}"
+def input_fingerprint(exec_properties) -> Tuple[str, int, Optional[int], Optional[SpanWindow]]:
+    """(fingerprint, span, version, window) of the data a run ingests; the fingerprint
+    also covers the --groups file's content (the examples carry the groups, so editing
+    the file re-ingests).
 
-
-def input_fingerprint(input_base: str, train_spans: int,
-                      groups: Optional[str] = None) -> Tuple[str, int, Optional[int]]:
-    """(fingerprint, span, version) of the data a run ingests, and its --groups file's
-    content (the examples carry the groups, so editing the file re-ingests).
-
-    One dataset is span 0. A span pattern's fingerprint covers every span of
-    the window (spans.window), and its span and version are the newest's: a
-    new span, a new version or a changed file is a cache miss, and nothing
-    else is.
+    One dataset is span 0, with no window. A span pattern's fingerprint covers
+    every span of the window, and its span and version are the newest's: a new
+    span, a new version or a changed file is a cache miss, and nothing else is.
     """
+    input_base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    groups = exec_properties.get(GROUPS_KEY)
     extra = f",groups:{groups_digest(groups)}" if groups else ""
     if not spans.is_pattern(input_base):
-        return tree_fingerprint(input_base) + extra, 0, None
-    window = spans.window(input_base, train_spans)
-    digest = hashlib.sha256("".join(
-        f"{s.number}\0{s.version}\0{tree_fingerprint(s.root)}\n" for s in window).encode())
-    return (f"spans:{','.join(str(s.number) for s in window)},sha256:{digest.hexdigest()}"
-            + extra,
-            window[-1].number, window[-1].version)
+        return tree_fingerprint(input_base) + extra, 0, None, None
+    window = resolve(input_base, decode(IngestOptions, exec_properties))
+    return window.fingerprint() + extra, window.newest.number, window.newest.version, window
 
 
-def record_input_without_driver(examples, exec_properties) -> None:
-    """What the driver would have recorded on `examples`: span, version and fingerprint.
+def record_input_without_driver(examples, exec_properties) -> Optional[SpanWindow]:
+    """The span window the driver resolved, or None for one dataset.
 
-    For orchestrators that never run the driver: TFX attaches an ExampleGen's
-    driver on Kubeflow only to FileBasedExampleGen, and as a `pre_cache_check`
-    hook, which neither open-source KFP nor kfp.local runs. No-op when the
-    driver did run (its fingerprint is in `exec_properties`).
+    Where the driver never ran, this resolves the window itself, once, and
+    records on `examples` what the driver would have: span, version and
+    fingerprint. TFX attaches an ExampleGen's driver on Kubeflow only to
+    FileBasedExampleGen, and as a `pre_cache_check` hook, which neither
+    open-source KFP nor kfp.local runs.
     """
     if exec_properties.get(utils.FINGERPRINT_PROPERTY_NAME):
-        return
-    fingerprint, span, version = input_fingerprint(
-        exec_properties[standard_component_specs.INPUT_BASE_KEY],
-        int(exec_properties.get(TRAIN_SPANS_KEY) or 0), exec_properties.get(GROUPS_KEY))
+        text = exec_properties.get(WINDOW_KEY)
+        return SpanWindow.from_json(text) if text else None
+    fingerprint, span, version, window = input_fingerprint(exec_properties)
     driver.update_output_artifact({
         utils.FINGERPRINT_PROPERTY_NAME: fingerprint,
         utils.SPAN_PROPERTY_NAME: span, utils.VERSION_PROPERTY_NAME: version},
         examples.mlmd_artifact)
+    return window
 
 
 class ImageExampleGenDriver(driver.FileBasedDriver):
@@ -88,10 +78,10 @@ class ImageExampleGenDriver(driver.FileBasedDriver):
         if not spans.is_pattern(input_base):
             exec_properties = super().resolve_exec_properties(
                 exec_properties, pipeline_info, component_info)
-        fingerprint, span, version = input_fingerprint(
-            input_base, int(exec_properties.get(TRAIN_SPANS_KEY) or 0),
-            exec_properties.get(GROUPS_KEY))
+        fingerprint, span, version, window = input_fingerprint(exec_properties)
         exec_properties[utils.FINGERPRINT_PROPERTY_NAME] = fingerprint
         exec_properties[utils.SPAN_PROPERTY_NAME] = span
         exec_properties[utils.VERSION_PROPERTY_NAME] = version
+        if window is not None:
+            exec_properties[WINDOW_KEY] = window.to_json()
         return exec_properties

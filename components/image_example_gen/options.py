@@ -28,11 +28,12 @@ class IngestOptions:
     # A span pattern (components/image_example_gen/spans.py) trains on the
     # latest train_spans spans (0: all); the others are for single datasets.
     train_spans: int
-    # Drift between the newest span and the one before (components/common/drift.py).
-    drift_label: float
-    drift_brightness: float
-    drift_size: float
-    drift_grayscale: float
+    # --span: the span a run expects; the window ends there, and a run without it fails
+    # (None: the newest ready span). Not named `span`: TFX's driver sets that exec
+    # property to the span it resolved. A span is ready with a _SUCCESS file, or once no
+    # file of it changed for span_quiet seconds (span_window.py).
+    expected_span: Optional[int]
+    span_quiet: int
     # Where each span's examples are kept between runs (span_store.py): a folder under
     # the pipeline root, the same for every run. KFP gives each run's artifacts their
     # own folder, so it cannot be derived from the artifact's URI there.
@@ -44,10 +45,11 @@ class IngestOptions:
 
     def __post_init__(self):
         problems = option_problems(self.format, self.eval_percent, self.max_pixels,
-                                   self.train_spans)
+                                   self.train_spans, self.expected_span, self.span_quiet)
         if problems:
-            name, rule = problems[0]
-            raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
+            name, rule = problems[0]  # named as the config's field: --span is expected_span
+            value = getattr(self, "expected_span" if name == "span" else name)
+            raise ValueError(f"{name} {rule}, got {value!r}")
 
     @property
     def buckets(self):
@@ -56,12 +58,15 @@ class IngestOptions:
 
 
 def option_problems(format: str, eval_percent: int,  # noqa: A002 (the flag's name)
-                    max_pixels: int, train_spans: int = 0) -> List[Tuple[str, str]]:
+                    max_pixels: int, train_spans: int = 0, span: Optional[int] = None,
+                    span_quiet: int = 0) -> List[Tuple[str, str]]:
     """(field, rule) for each value out of range: the one rule, which the config names as flags."""
     checks = [("format", format in FORMATS, f"must be one of {', '.join(FORMATS)}"),
               ("eval_percent", 0 < eval_percent < 100, "must be in 1..99"),
               ("max_pixels", max_pixels >= 1, "must be >= 1"),
-              ("train_spans", train_spans >= 0, "must be >= 0 (0: every span)")]
+              ("train_spans", train_spans >= 0, "must be >= 0 (0: every span)"),
+              ("span", span is None or span >= 0, "must be >= 0"),
+              ("span_quiet", span_quiet >= 0, "must be >= 0 (0: a span is ready at once)")]
     return [(name, rule) for name, ok, rule in checks if not ok]
 
 

@@ -4,10 +4,17 @@ Why a store, and not ML Metadata: the executor must find earlier spans on
 every orchestrator, and a Kubeflow step's container cannot query the
 pipeline's ML Metadata. An entry is a folder named by the span and a digest
 of everything its examples depend on: the span's files (path, size, mtime),
-the reading options and the label id of each of its classes. A `_COMPLETE`
-marker is written last; an entry without it is a killed ingestion's, and is
-ingested again. So a re-run never re-encodes a span it has, and never reuses
-one whose files changed.
+the reading options and the label id of each of its classes. So a re-run
+never re-encodes a span it has, and never reuses one whose files changed.
+
+Several runs may ingest one span at once (an overlapping recurring run, two
+machines on one bucket). Each ingestion attempt writes into a folder of its
+own, `<entry>/attempt-<id>/`, and only then publishes it: it creates the
+entry's `_COMPLETE` marker, naming the attempt, with a create that fails if
+the marker exists (files.create_exclusive). Exactly one attempt wins; a loser
+deletes its own folder and uses the winner's. Readers go through the marker
+only, so a killed or losing attempt is never read, and no attempt's files
+are ever rewritten under a reader.
 
 Class ids across spans: the store keeps every class name it has seen, in id
 order (CLASSES_FILE), and only ever appends to it. A class keeps its id for
@@ -18,8 +25,10 @@ arrives or the window slides.
 import dataclasses
 import hashlib
 import json
+import logging
 import os
-from typing import Dict, List, Optional
+import uuid
+from typing import Dict, List, Optional, Tuple
 
 from components.common.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
 from components.image_example_gen.data_health.groups_csv import groups_digest
@@ -29,7 +38,11 @@ from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
 from components.common.storage import files
 
-COMPLETE_FILE = "_COMPLETE"
+COMPLETE_FILE = "_COMPLETE"  # created once, exclusively: {"attempt": <the winner's folder>}
+ATTEMPT_PREFIX = "attempt-"
+# In every entry key: entries written before attempts existed (data beside the
+# marker, not in an attempt) get other names, and are ingested again once.
+LAYOUT = "attempts"
 CLASSES_FILE = "classes.json"  # every class name seen, in id order; append-only
 
 
@@ -88,7 +101,8 @@ def entry_key(span: Span, fingerprint: str, options: IngestOptions,
     if options.dedupe or options.groups:  # absent otherwise: earlier entries stay valid
         reading.update(dedupe=options.dedupe, groups=groups_digest(options.groups))
     ids = None if classes is None else [[n, classes.index(n)] for n in own_classes or []]
-    text = json.dumps([span.root, fingerprint, reading, ids, PIXEL_BASIS], sort_keys=True)
+    text = json.dumps([span.root, fingerprint, reading, ids, PIXEL_BASIS, LAYOUT],
+                      sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -97,51 +111,83 @@ def entry_dir(store: str, span: Span, key: str) -> str:
     return os.path.join(store, f"span-{span.number}{version}-{key}")
 
 
-def is_complete(entry: str) -> bool:
-    return files.exists(os.path.join(entry, COMPLETE_FILE))
+def published(entry: str) -> Optional[str]:
+    """The folder of the entry's winning attempt, or None while no attempt has published."""
+    marker = os.path.join(entry, COMPLETE_FILE)
+    if not files.exists(marker):
+        return None
+    attempt = json.loads(files.read_text(marker)).get("attempt")
+    return os.path.join(entry, attempt) if attempt else None
 
 
-def mark_complete(entry: str, span: Span) -> None:
-    """The last write of an entry: from now on it is reused."""
-    files.write_text(os.path.join(entry, COMPLETE_FILE),
-                     json.dumps({"span": span.number, "version": span.version,
-                                 "root": span.root}))
+def new_attempt(entry: str) -> str:
+    """A folder of the entry's that no other attempt writes to."""
+    return os.path.join(entry, f"{ATTEMPT_PREFIX}{uuid.uuid4().hex[:16]}")
+
+
+def publish(entry: str, attempt: str, span: Span) -> Tuple[str, bool]:
+    """Makes `attempt` the entry's data unless another attempt was published first.
+
+    Returns (the winner's folder, whether it is `attempt`). A losing attempt
+    is deleted: the winner's examples are the same, from the same files.
+    """
+    record = {"attempt": os.path.basename(attempt), "span": span.number,
+              "version": span.version, "root": span.root}
+    files.create_exclusive(os.path.join(entry, COMPLETE_FILE), json.dumps(record).encode())
+    # The marker's content decides, not create_exclusive's answer: a retried create
+    # whose first try landed answers "exists" although it is this attempt's.
+    winner = published(entry)
+    if winner is None:
+        raise OSError(f"{entry}: {COMPLETE_FILE} names no attempt")
+    if os.path.basename(winner) != record["attempt"]:
+        logging.info("%s: another run published %s first; using it", span.name, winner)
+        files.rmtree(attempt)
+        return winner, False
+    return attempt, True
 
 
 def latest_entry(store: str, number: int) -> Optional[str]:
-    """The most recently completed entry of span `number`, whatever its key, or None.
+    """The data folder of the most recently published entry of span `number`, whatever its
+    key, or None.
 
     For the drift check, which needs the previous span's statistics only.
     """
     if not files.isdir(store):
         return None
     names = [n for n in files.list_dir(store)[0] if n.startswith(f"span-{number}-")]
-    done = [os.path.join(store, n) for n in names if is_complete(os.path.join(store, n))]
-    return max(done, key=_completed_at) if done else None
+    done = [(os.path.join(store, n, COMPLETE_FILE), published(os.path.join(store, n)))
+            for n in names]
+    done = [(files.stat(marker).mtime_ns, data) for marker, data in done if data]
+    return max(done)[1] if done else None
 
 
-def _completed_at(entry: str) -> int:
-    """When the entry's marker was written (ns), to pick the newest of several."""
-    marker = [f for f in files.walk_files(entry) if f.path.endswith(COMPLETE_FILE)]
-    return marker[0].mtime_ns if marker else 0
-
-
-def link_splits(entries: Dict[Span, str], newest: Span, split_dirs: Dict[str, str]) -> None:
-    """Train files of every entry, eval files of the newest, into the artifact's splits.
+def link_splits(folders: Dict[Span, str], newest: Span, split_dirs: Dict[str, str]) -> None:
+    """Train files of every span, eval files of the newest, into the artifact's splits;
+    `folders` are the spans' data folders (`published`).
 
     Hard links where the store and the artifact share a local file system
     (no copy, no space), else copies. Names are prefixed with the span so
     that files of different spans never collide.
     """
-    for span, entry in entries.items():
+    for span, folder in folders.items():
         for split in SPLITS:
             if split != SPLITS[0] and span != newest:
                 continue
-            source = os.path.join(entry, f"Split-{split}")
+            source = os.path.join(folder, f"Split-{split}")
             files.makedirs(split_dirs[split])
             for name in sorted(files.list_dir(source)[1]):
                 _link(os.path.join(source, name),
                       os.path.join(split_dirs[split], f"span-{span.number}-{name}"))
+
+
+def link_whole_span(folder: str, split_dir: str) -> None:
+    """Every train and eval file of one span's data folder into `split_dir`, linked (or
+    copied) as link_splits does; names prefixed with their split so they never collide."""
+    files.makedirs(split_dir)
+    for split in SPLITS:
+        source = os.path.join(folder, f"Split-{split}")
+        for name in sorted(files.list_dir(source)[1]):
+            _link(os.path.join(source, name), os.path.join(split_dir, f"{split}-{name}"))
 
 
 def _link(source: str, target: str) -> None:
@@ -155,7 +201,7 @@ def _link(source: str, target: str) -> None:
 
 
 def combined_report(reports: Dict[Span, dict], newest: Span, classes: List[str],
-                    reused: Dict[Span, bool]) -> dict:
+                    reused: Dict[Span, bool], folders: Dict[Span, str]) -> dict:
     """The artifact's ingest report: train counts of every span, eval of the newest.
 
     Shapes, skipped files and the other descriptive entries are the newest
@@ -172,7 +218,7 @@ def combined_report(reports: Dict[Span, dict], newest: Span, classes: List[str],
     base.update(classes=classes, per_class=per_class,
                 splits={split: sum(per_class[split].values()) for split in SPLITS})
     base["spans"] = [{"span": s.number, "version": s.version, "root": s.root,
-                      "reused": reused[s], "splits": r["splits"]}
+                      "reused": reused[s], "entry": folders[s], "splits": r["splits"]}
                      for s, r in reports.items()]
     return base
 

@@ -7,13 +7,14 @@ data. Listing goes through components/common/storage, so a bucket works as a
 folder does.
 
 TFX's ExampleGen resolves one span per run (tensorflow/tfx#5462), and its
-span resolvers do not compile for open-source Kubeflow Pipelines; the
-executor therefore lists spans itself, here, on every orchestrator.
+span resolvers do not compile for open-source Kubeflow Pipelines; ImageExampleGen
+therefore lists spans itself, here, on every orchestrator. Which of them are
+ready, and which a run ingests, is span_window.py's to say.
 """
 import dataclasses
 import os
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from components.image_example_gen.readers.folder_tree import DatasetError
 from components.common.storage import files
@@ -98,23 +99,29 @@ def _matches(pattern: str) -> List[tuple]:
     return [(root, groups) for root, groups in found if files.exists(root)]
 
 
+def candidates(pattern: str) -> Dict[int, List[Span]]:
+    """{span number: its versions, highest first} for every span the pattern matches.
+
+    Raises SpanPatternError if it matches nothing.
+    """
+    check_pattern(pattern)
+    found: Dict[int, List[Span]] = {}
+    for root, groups in _matches(pattern):
+        version = int(groups["version"]) if groups.get("version") is not None else None
+        found.setdefault(int(groups["span"]), []).append(Span(int(groups["span"]), version, root))
+    if not found:
+        raise SpanPatternError(f"--data {pattern}: no span matches; {SPAN} stands for the "
+                               "digits of a span number, e.g. span-1, span-2")
+    return {number: sorted(versions, key=lambda s: s.version or 0, reverse=True)
+            for number, versions in sorted(found.items())}
+
+
 def list_spans(pattern: str) -> List[Span]:
     """Every span the pattern matches, oldest first, each at its latest version.
 
     Raises SpanPatternError if it matches nothing.
     """
-    check_pattern(pattern)
-    latest = {}
-    for root, groups in _matches(pattern):
-        number = int(groups["span"])
-        version = int(groups["version"]) if groups.get("version") is not None else None
-        known = latest.get(number)
-        if known is None or (version or 0) > (known.version or 0):
-            latest[number] = Span(number, version, root)
-    if not latest:
-        raise SpanPatternError(f"--data {pattern}: no span matches; {SPAN} stands for the "
-                               "digits of a span number, e.g. span-1, span-2")
-    return [latest[n] for n in sorted(latest)]
+    return [versions[0] for versions in candidates(pattern).values()]
 
 
 def select(spans: List[Span], count: int) -> List[Span]:
@@ -123,11 +130,6 @@ def select(spans: List[Span], count: int) -> List[Span]:
 
 
 def window(pattern: str, count: int) -> List[Span]:
-    """The spans a run trains on: the latest `count` of the pattern's (0: all)."""
+    """The latest `count` of the pattern's spans (0: all), ready or not. What a run
+    ingests is span_window.resolve's window: ready spans only, up to `--span`."""
     return select(list_spans(pattern), count)
-
-
-def previous(spans: List[Span], newest: Span) -> Optional[Span]:
-    """The span before `newest` among `spans` (all of the pattern's), or None."""
-    earlier = [s for s in spans if s.number < newest.number]
-    return earlier[-1] if earlier else None

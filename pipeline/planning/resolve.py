@@ -8,6 +8,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from components.image_example_gen.readers.folder_tree import DatasetError
+from components.image_example_gen.span_window import resolve as resolve_window
 from components.image_example_gen import spans
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.span_store import class_union
@@ -53,7 +54,9 @@ def read_data_facts(config: PipelineConfig) -> DataFacts:
 def window_facts(pattern: str, options) -> DataFacts:
     """The images of the newest span; the train examples of every span in the window and
     the eval examples of the newest, as ImageExampleGen will write them."""
-    window = spans.window(pattern, options.train_spans)
+    # The ready spans, as ImageExampleGen will take them: a span still arriving, or a
+    # missing --span, is refused here, before anything runs.
+    window = [listed.span for listed in resolve_window(pattern, options).spans]
     listings = [list_dataset(span.root, options, check_groups=False) for span in window]
     classes = class_union(listings)
     check_classes(pattern, classes)

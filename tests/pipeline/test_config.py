@@ -45,3 +45,15 @@ def test_drift_thresholds_must_be_finite_and_not_negative(value):
         PipelineConfig(drift_size=value)
     with pytest.raises(ConfigError, match="--train-spans must be >= 0"):
         PipelineConfig(train_spans=-1)
+
+
+def test_span_flags_are_checked_at_construction():
+    assert PipelineConfig().span is None and PipelineConfig().span_quiet == 600
+    with pytest.raises(ConfigError, match="--span needs a {SPAN} pattern in --data"):
+        PipelineConfig(data="/data/photos", span=3)
+    with pytest.raises(ConfigError, match="--span must be >= 0, got -1"):
+        PipelineConfig(data="/data/span-{SPAN}", span=-1)
+    with pytest.raises(ConfigError, match="--span-quiet must be >= 0"):
+        PipelineConfig(span_quiet=-5)
+    options = PipelineConfig(data="/data/span-{SPAN}", span=3, span_quiet=0).ingest_options()
+    assert (options.expected_span, options.span_quiet) == (3, 0)

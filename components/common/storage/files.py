@@ -14,6 +14,7 @@ import dataclasses
 import fnmatch
 import os
 import shutil
+import uuid
 from typing import IO, Iterator, List, Optional, Tuple
 
 from components.common.storage.remote import gcs_client, gfile as _gfile, read_gcs, retrying
@@ -232,6 +233,53 @@ def write_bytes(path: str, data: bytes) -> None:
 def write_text(path: str, text: str) -> None:
     """`write_bytes` of UTF-8 text."""
     write_bytes(path, text.encode("utf-8"))
+
+
+def create_exclusive(path: str, data: bytes) -> bool:
+    """Creates `path` holding `data` unless something is there already; True if this call
+    created it. Of several writers racing for one path, exactly one gets True, and
+    every reader sees the whole content or nothing.
+
+    Locally: a temporary sibling, hard-linked to `path` (link() refuses an
+    existing name, atomically, on every POSIX file system, NFS included). On
+    gs://: an upload with ifGenerationMatch=0, which the service refuses (412)
+    once any generation of the object exists. A retried upload whose first
+    try did land answers False, so callers that must know who won compare
+    the content with their own. Other object stores offer no such
+    precondition: there it is a check, then a write (not atomic).
+    """
+    if is_remote(path):
+        return _create_remote(path, data)
+    makedirs(os.path.dirname(path))
+    temp = f"{path}.tmp-{uuid.uuid4().hex}"  # unique across threads too
+    try:
+        with open(temp, "wb") as f:
+            f.write(data)
+        os.link(temp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        if os.path.exists(temp):
+            os.remove(temp)
+
+
+def _create_remote(path: str, data: bytes) -> bool:
+    client = gcs_client() if scheme(path) == "gs" else None
+    if client is None:
+        if exists(path):
+            return False
+        write_bytes(path, data)
+        return True
+    from google.api_core import exceptions
+    bucket, name = path.split("://", 1)[1].split("/", 1)
+    blob = client.bucket(bucket).blob(name)
+    try:
+        retrying(lambda: blob.upload_from_string(data, if_generation_match=0),
+                 f"create {path}")
+        return True
+    except exceptions.PreconditionFailed:
+        return False
 
 
 def copy(source: str, target: str) -> None:

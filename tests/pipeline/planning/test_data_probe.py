@@ -41,6 +41,7 @@ def test_a_span_patterns_facts_accept_a_groups_file_naming_every_spans_images(tm
                 make_image(tmp_path / f"span-{span}" / label / f"{span}{i}.png", size=(8, 8),
                            seed=span * 10 + i)
                 rows.append(f"{label}/{span}{i}.png,g{i % 2}")
+        (tmp_path / f"span-{span}" / "_SUCCESS").touch()  # complete: ready at once
     groups = tmp_path / "groups.csv"
     groups.write_text("\n".join(rows) + "\n")
     config = PipelineConfig(data=str(tmp_path / "span-{SPAN}"), groups=str(groups))

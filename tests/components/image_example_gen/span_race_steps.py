@@ -1,0 +1,151 @@
+"""Two ImageExampleGen executions ingesting one span at once, for test_span_race.py.
+
+    python span_race_steps.py PATTERN OUTPUT RESULTS.json [LOCAL_SPAN SPAN_URI]
+
+Each worker is a process of its own, as on two machines: it imports everything,
+says it is ready, waits for the start signal, then runs the real executor (no
+driver, as on Kubeflow) on the same pattern and output, so both ingest into one
+span store. With LOCAL_SPAN and SPAN_URI, the span is first copied there (run
+inside scripts/with_gcs.sh for a bucket). RESULTS.json gets each worker's exit
+code, output and report, and what the span store holds: markers, attempt
+folders, and the records each published split file really holds.
+
+`in_threads` runs the same executions as threads of the calling process.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+sys.path.insert(0, REPO)
+WORKERS = 2
+RESULT = "RESULT "  # a worker's last line: its report, as JSON
+
+
+def in_threads(pattern: str, output: str) -> list:
+    """The executions as threads of this process, started together; their reports."""
+    import threading
+    from tfx.types import standard_artifacts
+    from components.image_example_gen.executor import Executor
+    props, start = _properties(pattern, output), threading.Barrier(WORKERS)
+    found = [{"code": 1} for _ in range(WORKERS)]
+
+    def run(index: int) -> None:
+        examples = standard_artifacts.Examples()
+        examples.uri = f"{output}/examples/{index}"
+        start.wait()
+        Executor().Do({}, {"examples": [examples]}, dict(props))
+        found[index] = {"code": 0, "report": _report(examples.uri),
+                        "records": _records(examples.uri)}
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(WORKERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return found
+
+
+def _report(folder: str) -> dict:
+    from components.common.contract import read_ingest_report
+    return read_ingest_report(folder)
+
+
+def _properties(pattern: str, output: str) -> dict:
+    from tfx.proto import example_gen_pb2
+    from components.image_example_gen.component import ImageExampleGen
+    from pipeline.config import PipelineConfig
+    options = PipelineConfig(data=pattern, output=output, eval_percent=30).ingest_options()
+    props = dict(ImageExampleGen(input_base=pattern, options=options).exec_properties)
+    props["output_file_format"] = example_gen_pb2.FORMAT_TFRECORDS_GZIP
+    return props
+
+
+def worker(pattern: str, output: str, index: str, signals: str) -> None:
+    """One execution: ready, wait for the start, ingest, print the report."""
+    from tfx.types import standard_artifacts
+    from components.image_example_gen.executor import Executor
+    props = _properties(pattern, output)
+    examples = standard_artifacts.Examples()
+    examples.uri = f"{output}/examples/{index}"
+    open(os.path.join(signals, f"ready-{index}"), "w").close()
+    while not os.path.exists(os.path.join(signals, "go")):
+        time.sleep(0.005)
+    Executor().Do({}, {"examples": [examples]}, props)
+    print(RESULT + json.dumps({"report": _report(examples.uri),
+                               "records": _records(examples.uri)}))
+
+
+def _records(folder: str) -> dict:
+    """{split: records read back from its gzipped TFRecord files}: a truncated file fails."""
+    import tensorflow as tf
+    from components.common.storage import files
+    found = {}
+    for split in ("train", "eval"):
+        paths = [f"{folder}/Split-{split}/{name}"
+                 for name in files.list_dir(f"{folder}/Split-{split}")[1]]
+        found[split] = sum(1 for _ in tf.data.TFRecordDataset(paths, compression_type="GZIP"))
+    return found
+
+
+def store_entries(output: str) -> dict:
+    """Every entry of the span store: its names, the published attempt, its records."""
+    from components.common.storage import files
+    from components.image_example_gen import span_store
+    from pipeline.config import PipelineConfig
+    store = PipelineConfig(output=output).ingest_options().span_store
+    entries = {}
+    for name in files.list_dir(store)[0]:
+        entry = f"{store}/{name}"
+        published = span_store.published(entry)
+        entries[name] = {"names": files.listdir(entry), "published": published,
+                         "records": _records(published) if published else None,
+                         "report_splits": _report(published)["splits"] if published else None}
+    return entries
+
+
+def _start(pattern: str, output: str, signals: str) -> list:
+    """The workers, started together once every one of them is ready."""
+    workers = [subprocess.Popen([sys.executable, __file__, "worker", pattern, output, str(i),
+                                 signals], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=REPO) for i in range(WORKERS)]
+    deadline = time.monotonic() + 300
+    while len([n for n in os.listdir(signals) if n.startswith("ready-")]) < WORKERS:
+        if time.monotonic() > deadline or any(w.poll() is not None for w in workers):
+            break
+        time.sleep(0.01)
+    open(os.path.join(signals, "go"), "w").close()
+    return workers
+
+
+def race(pattern: str, output: str, results: str, local_span=None, span_uri=None) -> None:
+    """Copies the span if asked, runs the workers at once, records what they left."""
+    started = time.monotonic()
+    if local_span:
+        import tensorflow as tf
+        from components.common.storage.tree_copy import copy_tree
+        copy_tree(local_span, span_uri, fs=tf.io.gfile)
+    found = []
+    with tempfile.TemporaryDirectory() as signals:
+        for process in _start(pattern, output, signals):
+            out, err = process.communicate(timeout=600)
+            result = [line for line in out.splitlines() if line.startswith(RESULT)]
+            found.append({"code": process.returncode, "stdout": out[-4000:],
+                          "stderr": err[-4000:],
+                          **(json.loads(result[-1][len(RESULT):]) if result else {})})
+    with open(results, "w") as f:
+        json.dump({"workers": found, "store": store_entries(output),
+                   "seconds": round(time.monotonic() - started, 1)}, f, indent=1)
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    # TFX's Beam executor parses sys.argv with absl flags: leave it nothing to parse.
+    del sys.argv[1:]
+    if args[0] == "worker":
+        worker(*args[1:])
+    else:
+        race(*args)

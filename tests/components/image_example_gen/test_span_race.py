@@ -1,0 +1,85 @@
+"""Two executions ingest one span at once: one publishes, the other uses its entry.
+
+Both run the real executor on one span store, started together, as an
+overlapping recurring run or two machines would: on a local store as two
+threads of this process, and on a bucket (fake-gcs-server, through
+scripts/with_gcs.sh) as two processes (span_race_steps.py).
+"""
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+STEPS = HERE / "span_race_steps.py"
+BUCKET = "gs://imagepipe-test"
+LOST = "another run published it first"
+
+pytestmark = pytest.mark.integration  # real Beam ingestion, in two processes
+
+
+def _span(mnist_subset, target) -> pathlib.Path:
+    """A finished span: two classes of ten digits, and its _SUCCESS marker."""
+    for name in ("0", "1"):
+        (target / name).mkdir(parents=True)
+        for png in sorted((mnist_subset / name).iterdir()):
+            (target / name / png.name).write_bytes(png.read_bytes())
+    (target / "_SUCCESS").write_bytes(b"")
+    return target
+
+
+def _steps():
+    """span_race_steps.py as a module (tests/ holds no packages)."""
+    spec = importlib.util.spec_from_file_location("span_race_steps", STEPS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check(results: dict, output: str) -> None:
+    """Exactly one complete entry; both executions read it; the loser's attempt is gone;
+    and one of them lost the publish: the race really happened."""
+    workers = results["workers"]
+    assert [w["code"] for w in workers] == [0, 0], [w["stderr"][-2000:] for w in workers]
+    [(name, entry)] = results["store"].items()
+    published = entry["published"]
+    assert published and sorted(entry["names"]) == sorted(
+        ["_COMPLETE", published.rsplit("/", 1)[1]]), entry
+    # Not truncated: every record the report counts is in the published files.
+    assert entry["records"] == entry["report_splits"] and sum(entry["records"].values()) == 20
+    rows = [w["report"]["spans"][0] for w in workers]
+    assert {row["entry"] for row in rows} == {published}
+    assert [w["records"] for w in workers] == [entry["records"]] * 2
+    assert output.count(LOST) == 1, output[-3000:]
+    assert sorted(row["reused"] for row in rows) == [False, True]
+
+
+def test_two_local_ingestions_of_one_span_publish_one_entry(tmp_path, mnist_subset, capsys):
+    spans = tmp_path / "spans"
+    _span(mnist_subset, spans / "s1")
+    workers = _steps().in_threads(str(spans / "s{SPAN}"), str(tmp_path / "out"))
+    printed = capsys.readouterr().out
+    _check({"workers": workers, "store": _steps().store_entries(str(tmp_path / "out"))},
+           printed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="needs root: scripts/with_gcs.sh creates a network namespace")
+def test_two_ingestions_of_one_span_in_a_bucket_publish_one_entry(tmp_path, mnist_subset):
+    local = _span(mnist_subset, tmp_path / "s1")
+    results = tmp_path / "results.json"
+    completed = subprocess.run(
+        ["bash", str(REPO / "scripts" / "with_gcs.sh"), "--", sys.executable, str(STEPS),
+         f"{BUCKET}/spans/s{{SPAN}}", f"{BUCKET}/race", str(results), str(local),
+         f"{BUCKET}/spans/s1"], capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert results.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
+    found = json.loads(results.read_text())
+    _check(found, "".join(w["stdout"] for w in found["workers"]))
+    for worker in found["workers"]:  # each says it won or lost
+        assert (LOST in worker["stdout"]) == worker["report"]["spans"][0]["reused"]
