@@ -2,10 +2,21 @@
 
     .venv/bin/python kubeflow/run_local.py imagepipe-kubeflow.yaml --pipeline-root /tmp/kfp
 
-Prints a line per task (start, done, seconds); a failed task stops the run
-with exit code 1, naming the task and its log. Each step's container command
-runs as a local process with this interpreter: the image is not pulled, and
-there is no Kubernetes, Argo or object store. Upstream artifacts reach each
+Every task starts once its upstream tasks are done, as Argo starts them; at
+most --parallelism task processes run at once (default: one per CPU; 1 runs
+them one after another). Prints a line per event, as it happens: `start
+<task>`, then `done  <task> 12.3 s`; or `cached <task>` (a cache hit: the
+earlier execution's outputs reused, no process) or `skipped <task> (why)`
+(its trigger condition is false, or an upstream task was skipped). When the
+Trainer was skipped or cached, a `nothing new: <reason>` line says why; the
+run still exits 0. A failed task stops the run with exit code 1, naming the
+task and its log: no task starts after it, and the running ones finish
+first. Caching follows each task's `cachingOptions.enableCache`;
+--disable-cache turns it off for the run, as KFP's `enable_caching=False`
+does; entries persist under the pipeline root's .kfp-local/ (./kfp-local/ for
+a gs:// root). Each step's container command runs as a local process with
+this interpreter: the image is not pulled, and there is no Kubernetes, Argo
+or object store. Upstream artifacts reach each
 step with their type emptied, as the backend passes them; --keep-types passes
 the declared types instead (as Vertex does), for comparison. A Trainer
 compiled with --workers submits a TFJob; here its replicas run as local
@@ -28,25 +39,49 @@ def main(argv=None) -> int:
     parser.add_argument("package", help="the .yaml `imagepipe compile --target kubeflow` wrote")
     parser.add_argument("--pipeline-root", default=None,
                         help="where artifacts go (default: the spec's defaultPipelineRoot)")
+    parser.add_argument("--disable-cache", action="store_true",
+                        help="run every task, reading and writing no cache entry (KFP's "
+                             "run-level enable_caching=False)")
     parser.add_argument("--keep-types", action="store_true",
                         help="pass upstream artifacts with their declared types (friendlier "
                              "than the open-source backend, which empties them)")
+    parser.add_argument("--parallelism", type=_positive, default=os.cpu_count() or 1,
+                        metavar="N", help="run at most N tasks at once, as KFP's pipeline-level "
+                                          "parallelism caps them (default: the CPU count, "
+                                          "%(default)s here)")
     args = parser.parse_args(argv)
     from pipeline.kubeflow import emulator as kfp_local  # heavy (kfp); after --help
+    from pipeline.kubeflow.run_result import nothing_new
     try:
         spec = kfp_local.load_spec(args.package)
         root = args.pipeline_root or kfp_local.default_root(spec)
         if not root:
             raise UsageError(f"{args.package} has no defaultPipelineRoot: give --pipeline-root")
-        run_root = kfp_local.run_pipeline(spec, root, keep_types=args.keep_types)
+        result = kfp_local.run_pipeline(spec, root, keep_types=args.keep_types,
+                                        enable_cache=not args.disable_cache,
+                                        parallelism=args.parallelism)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except kfp_local.TaskFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_TASK_FAILED
-    print(f"succeeded: {run_root}")
+    reason = nothing_new(result)
+    if reason:
+        print(f"nothing new: {reason}")
+    print(f"succeeded: {result.root}")  # last: callers read the run's root from it
     return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return number
 
 
 if __name__ == "__main__":
