@@ -236,6 +236,15 @@ def served_version(base_dir: str) -> Optional[int]:
     return complete[-1] if complete else None
 
 
+def in_service(base_dir: str) -> List[int]:
+    """The complete versions that may serve, newest first: the served one, then those
+    below it, less the versions a rollback took out of service. What the push
+    destination's readers (the Kubeflow target's baseline and warm start) start from."""
+    served, rolled_back = served_version(base_dir), serving_state(base_dir).rolled_back
+    return [v for v in reversed(complete_versions(base_dir))
+            if (served is None or v <= served) and v not in rolled_back]
+
+
 def unpin_for(base_dir: str, version: int) -> None:
     """After a push of `version`: if it is the highest complete version, the pin goes, so
     it is served. An older model's version, kept by a re-run, leaves the pin alone, and

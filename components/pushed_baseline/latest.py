@@ -15,21 +15,15 @@ a version a rollback took out of service, even after a later push lifted the pin
 import os
 from typing import Optional
 
-from components.common.versions import is_complete, provenance, served_version, serving_state, \
-    versions
+from components.common.versions import in_service, provenance
 
 
 def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:
     """The newest complete version folder, not above the served one, not rolled back and
     not pushed from `candidate_uri`; or None."""
-    served, rolled_back = served_version(serving_dir), serving_state(serving_dir).rolled_back
-    for version in reversed(versions(serving_dir)):
-        if served is not None and version > served or version in rolled_back:
-            continue
+    for version in in_service(serving_dir):
         path = os.path.join(serving_dir, str(version))
         record = provenance(path)
-        if record and record.get("source_uri") == candidate_uri:
-            continue
-        if is_complete(path):
+        if not record or record.get("source_uri") != candidate_uri:
             return path
     return None

@@ -12,6 +12,11 @@ Whether to warm-start, and why not, is decided from the saved description:
 the same network (model, or the module file's digest) and the same input
 shape load every layer; other classes get a new head (the last layer with
 weights is left as built) over the old weights.
+
+The base model is a Model artifact: on local runs the last blessed one trained on
+earlier data (ML Metadata's resolver), on KFP and Vertex PushedWarmStart's copy of
+the served version's folder, whose ORIGIN_FILE names that version, or says why
+there is nothing to start from.
 """
 import dataclasses
 import io
@@ -21,10 +26,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from components.common.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
 from components.common.storage import files
-
-WARM_START_DIR = "warm_start"  # in the Model artifact, beside Format-Serving
-WEIGHTS_FILE, INFO_FILE = "weights.npz", "model.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Decision:
     source: Optional[str]  # the base model's warm_start folder, or None: from scratch
     new_head: bool
     reason: str
+    version: Optional[int] = None  # the pushed version the base model is (ORIGIN_FILE)
 
     @property
     def warm(self) -> bool:
@@ -67,29 +71,39 @@ def save(model, description: dict, serving_model_dir: str) -> None:
                      json.dumps({**description, "layers": len(model.layers)}))
 
 
+def _read_json(path: str) -> Optional[dict]:
+    """The JSON object at `path`, or None: missing or unreadable is "nothing saved"."""
+    try:
+        found = json.loads(files.read_text(path)) if files.exists(path) else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def decide(base_model: Optional[str], description: dict) -> Decision:
-    """Whether the blessed model at `base_model` (its SavedModel path) can start this one."""
+    """Whether the base model at `base_model` (its SavedModel path) can start this one."""
     if not base_model:
         return Decision(None, False, "no earlier blessed model")
     folder = folder_of(base_model)
-    info = os.path.join(folder, INFO_FILE)
-    try:
-        saved = json.loads(files.read_text(info)) if files.exists(info) else None
-    except ValueError:
-        saved = None
+    origin = _read_json(os.path.join(folder, ORIGIN_FILE)) or {}
+    version = origin.get("version")
+    base = f"version {version}" if version is not None else "the blessed model"
+    saved = _read_json(os.path.join(folder, INFO_FILE))
     if saved is None:
-        return Decision(None, False, f"the blessed model {os.path.dirname(base_model)} kept "
-                                     "no weights to start from")
+        # A PushedWarmStart copy that holds no weights says why (nothing pushed yet, ...).
+        named = base if version is not None else f"{base} {os.path.dirname(base_model)}"
+        return Decision(None, False, origin.get("reason") or
+                        f"{named} kept no weights to start from", version)
     for key, what in (("model", "network"), ("module_sha256", "module file"),
                       ("image_shape", "input shape"), ("architecture", "searched shape")):
         if saved.get(key) != description[key]:
-            return Decision(None, False, f"the blessed model's {what} was {saved.get(key)}, "
-                                         f"this run's is {description[key]}")
+            return Decision(None, False, f"{base}'s {what} was {saved.get(key)}, this run's is "
+                                         f"{description[key]}", version)
     if saved["labels"] != description["labels"]:
         added = [c for c in description["labels"] if c not in saved["labels"]]
         change = f"new classes {added}" if added else "classes changed"
-        return Decision(folder, True, f"{change}: a new head over the blessed model's weights")
-    return Decision(folder, False, "same network, input shape and classes")
+        return Decision(folder, True, f"{change}: a new head over {base}'s weights", version)
+    return Decision(folder, False, "same network, input shape and classes", version)
 
 
 def _head_index(model) -> int:

@@ -12,9 +12,10 @@ from modules.schedule import Schedule
 
 def warm_start_decision(fn_args: FnArgs, params: TrainerParams, description: dict,
                          schedule: Schedule):
-    """Whether to start from the base model (the last blessed one), and the schedule:
-    `warm_start_share` of its epochs when warm, unless --train-steps asked for an exact
-    step count."""
+    """Whether to start from the base model (FnArgs.base_model: the last blessed one, or on
+    KFP and Vertex the served version's copy, which may be empty and say why), and the
+    schedule: `warm_start_share` of its epochs when warm, unless --train-steps asked for
+    an exact step count."""
     if not params.warm_start:
         return warm_start.Decision(None, False, "--warm-start off"), schedule
     decision = warm_start.decide(fn_args.base_model, description)
@@ -25,14 +26,18 @@ def warm_start_decision(fn_args: FnArgs, params: TrainerParams, description: dic
 
 
 def warm_start_record(model, decision, epochs: int, planned: int) -> dict:
-    """Loads the base model's weights if warm; fit_stats' `warm_start` entry either way."""
+    """Loads the base model's weights if warm; fit_stats' `warm_start` entry either way,
+    with the pushed `version` it started from when the base model names one."""
     if not decision.warm:
         print(f"          warm start: no, {decision.reason}; training from scratch",
               flush=True)
         return {"from": None, "reason": decision.reason}
     loaded = warm_start.load(model, decision)
-    print(f"          warm start: from {os.path.dirname(decision.source)} ({decision.reason}),"
-          f" {loaded} layers loaded, {epochs} epochs instead of {planned}", flush=True)
-    return {"from": os.path.dirname(decision.source), "reason": decision.reason,
+    source = os.path.dirname(decision.source)
+    pushed = {} if decision.version is None else {"version": decision.version}
+    named = source if decision.version is None else f"version {decision.version} ({source})"
+    print(f"          warm start: from {named} ({decision.reason}), {loaded} layers loaded, "
+          f"{epochs} epochs instead of {planned}", flush=True)
+    return {"from": source, **pushed, "reason": decision.reason,
             "new_head": decision.new_head, "layers_loaded": loaded, "epochs": epochs,
             "planned_epochs": planned}

@@ -129,6 +129,18 @@ def test_the_highest_complete_version_is_served_until_a_pin_says_otherwise(tmp_p
     assert versions.served_version(base) == 2
 
 
+def test_in_service_is_the_served_version_then_those_below_it_never_a_rolled_back_one(
+        tmp_path):
+    base = _pushed(tmp_path, 1, 2, 3, 4)
+    os.makedirs(os.path.join(base, "5"))  # incomplete
+    assert versions.in_service(base) == [4, 3, 2, 1]
+    versions.write_serving_state(base, versions.ServingState(pinned=2, rolled_back=(3, 4)))
+    assert versions.in_service(base) == [2, 1]
+    versions.write_serving_state(base, versions.ServingState(pinned=None, rolled_back=(4,)))
+    assert versions.in_service(base) == [3, 2, 1]
+    assert versions.in_service(str(tmp_path / "nothing")) == []
+
+
 def test_a_new_highest_version_lifts_the_pin_and_older_or_rolled_back_ones_do_not(tmp_path):
     base = _pushed(tmp_path, 1, 2, 3)
     versions.write_serving_state(base, versions.ServingState(pinned=1, rolled_back=(2, 3)))

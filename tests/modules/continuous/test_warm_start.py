@@ -73,3 +73,69 @@ def test_no_base_model_or_no_saved_weights(tmp_path):
     older = tmp_path / "older" / "Format-Serving"
     os.makedirs(older)
     assert "kept no weights" in warm_start.decide(str(older), description).reason
+
+
+# --- The compiled pipelines' base model: PushedWarmStart's copy of the served version ---
+
+def _pushed_base(tmp_path, pushed: bool) -> str:
+    """FnArgs.base_model as the Trainer gets it from PushedWarmStart's output: with
+    `pushed`, version 17 was pushed from a model saved like _saved's; else nothing was."""
+    from components.common.versions import publish
+    from components.pushed_warm_start.served_weights import fill, served_origin
+    serving_dir = str(tmp_path / "serving" / "m")
+    if pushed:
+        _, serving = _saved(tmp_path, ["a", "b"])
+        os.makedirs(serving)  # the SavedModel, as far as a push looks at it
+        (tmp_path / "model" / "Format-Serving" / "saved_model.pb").write_bytes(b"graph")
+        publish(serving, serving_dir, 17, source_uri=str(tmp_path / "model"))
+    out = tmp_path / "pushed_warm_start" / "model"
+    fill(served_origin(serving_dir), str(out))
+    return str(out / "Format-Serving")
+
+
+def _decision(base_model: str, labels):
+    """starting_point's decision and schedule, with warm start on at an eighth."""
+    import types
+    from tfx.components.trainer.fn_args_utils import FnArgs
+    from modules.schedule import Schedule
+    from modules.training.starting_point import warm_start_decision
+    params = types.SimpleNamespace(warm_start=True, warm_start_share=0.125, train_steps=None)
+    return warm_start_decision(FnArgs(base_model=base_model), params,
+                               warm_start.describe("cnn", None, SHAPE, labels),
+                               Schedule(epochs=16, steps_per_epoch=4, validation_steps=1))
+
+
+def test_an_empty_pushed_base_trains_from_scratch_saying_why(tmp_path):
+    from modules.training.starting_point import warm_start_record
+    decision, schedule = _decision(_pushed_base(tmp_path, pushed=False), ["a", "b"])
+    assert not decision.warm and decision.reason == "nothing pushed yet"
+    assert schedule.epochs == 16
+    assert warm_start_record(None, decision, 16, 16) == {"from": None,
+                                                         "reason": "nothing pushed yet"}
+
+
+def test_the_served_version_starts_the_run_and_the_record_names_it(tmp_path):
+    from modules.training.starting_point import warm_start_record
+    base_model = _pushed_base(tmp_path, pushed=True)
+    decision, schedule = _decision(base_model, ["a", "b", "c"])
+    assert decision.warm and decision.new_head and decision.version == 17
+    assert "a new head over version 17's weights" in decision.reason
+    assert schedule.epochs == 2  # an eighth of 16
+    record = warm_start_record(_net(3), decision, schedule.epochs, 16)
+    assert record["version"] == 17 and record["layers_loaded"] == 2
+    assert record["from"] == os.path.dirname(base_model)
+
+
+def test_a_served_version_of_another_network_is_named_in_the_reason(tmp_path):
+    base_model = _pushed_base(tmp_path, pushed=True)
+    decision = warm_start.decide(base_model, warm_start.describe("photo", None, SHAPE, ["a"]))
+    assert not decision.warm and decision.version == 17
+    assert decision.reason.startswith("version 17's network was cnn")
+
+
+def test_a_local_base_names_no_version(tmp_path):
+    from modules.training.starting_point import warm_start_record
+    _, serving = _saved(tmp_path, ["a", "b"])
+    decision = warm_start.decide(serving, warm_start.describe("cnn", None, SHAPE, ["a", "b"]))
+    assert decision.warm and decision.version is None
+    assert "version" not in warm_start_record(_net(2), decision, 1, 8)

@@ -1,0 +1,1 @@
+"""PushedWarmStart: the served version's warm-start weights, read from the push destination."""
