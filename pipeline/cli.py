@@ -127,10 +127,11 @@ _COMMANDS = (
      ("output", "model_name", "verbose"), False),
     ("rollback", "serve an earlier pushed version again",
      "Pin TF Serving (models.config) and the TFLite pointer to an earlier version, "
-     "take the newer ones out of service, and record it in ML Metadata so the next "
-     "run's baseline is the served model; the next push of a new model lifts the "
-     "pin. Default: the served version's predecessor. Example: imagepipe rollback "
-     "--output outputs --to 1717171717",
+     "take the newer ones out of service, and record it in ML Metadata (when the "
+     "output has a local store) so the next run's baseline is the served model; the "
+     "next push of a new model lifts the pin. A compiled pipeline's --pipeline-root "
+     "works as --output too. Default: the served version's predecessor. Example: "
+     "imagepipe rollback --output outputs --to 1717171717",
      ("output", "model_name", "pipeline_name", "state_dir", "verbose"), False),
     ("predict", "classify image files, a folder or TFRecords with a pushed model",
      "Print the top classes of each image, or with --data write one row per "

@@ -4,8 +4,9 @@ Heavy libraries (TensorFlow, TFX, Beam, kfp) load inside the handler that
 needs them, so `--help` and bad flags answer at once.
 """
 import argparse
+import contextlib
 import os
-from typing import Optional
+from typing import Iterator, Optional
 
 from components.image_example_gen import spans
 from components.common.storage import files
@@ -152,11 +153,31 @@ def command_versions(config: PipelineConfig, args: argparse.Namespace) -> None:
     print(format_versions(listing))
 
 
+@contextlib.contextmanager
+def _rollback_locks(config: PipelineConfig) -> Iterator[None]:
+    """What keeps other writers of the push destination out during a rollback.
+
+    Where the output has a local state folder (a local output; a bucket that
+    local runs use), its run lock: a local run's Pusher would write the same
+    files. On a bucket, also the lock object in it (pipeline/continuous/
+    bucket_lock.py), which other machines' rollbacks see; a compiled pipeline's
+    --pipeline-root has only that, and no state folder is made for it here.
+    """
+    from pipeline.continuous.bucket_lock import bucket_lock
+    remote = files.is_remote(config.output)
+    with contextlib.ExitStack() as held:
+        if not remote or files.isdir(config.state_path):
+            held.enter_context(_output_lock(config))
+        if remote:
+            held.enter_context(bucket_lock(config.output))
+        yield
+
+
 def command_rollback(config: PipelineConfig, args: argparse.Namespace) -> None:
     from pipeline.continuous.version_list import require_versions
     require_versions(config)  # before the lock makes a state folder for a mistyped --output
-    from pipeline.continuous.rollback import describe, rollback  # ML Metadata
-    with _output_lock(config):  # a run's Pusher would write the same files
+    from pipeline.continuous.rollback import describe, rollback
+    with _rollback_locks(config):
         plan = rollback(config, args.to)
     print(describe(plan, config))
 

@@ -8,9 +8,16 @@ taken out of service: components/common/versions.py ServingState), models.config
 (a `specific` version policy, which TF Serving obeys on its next config
 poll), the TFLite pointer, then ML Metadata (pipeline/continuous/
 revocations.py), so that the next local run's baseline is the served model.
-Each file is replaced whole; if any step fails, the files are put back as
-they were, so a rollback happens entirely or not at all. The caller holds
-the output's run lock (pipeline/commands.py), so no run pushes meanwhile.
+Each file is replaced whole (one object each on a bucket); if any step
+fails, the files are put back as they were, so a rollback happens entirely
+or not at all. The caller holds the output's locks (pipeline/commands.py).
+
+A compiled (Kubeflow, Vertex) pipeline's push destination, `--output` its
+--pipeline-root, has no local ML Metadata store: its metadata lives in the
+cluster, out of reach. The record is left out there. On the kubeflow target
+the pin holds without it: the baseline step reads served.json itself
+(components/pushed_baseline/latest.py). Vertex's stock resolver reads only
+Vertex's store, so a Vertex run's baseline does not see the rollback.
 """
 import contextlib
 import dataclasses
@@ -23,7 +30,6 @@ from components.common.versions import (POINTER_FILE, SERVED_FILE, ServingState,
                                  point_tflite, provenance, served_version, serving_state,
                                  versions, write_serving_state)
 from pipeline.config import PipelineConfig
-from pipeline.continuous import revocations
 from pipeline.errors import UsageError
 
 
@@ -36,6 +42,7 @@ class RollbackPlan:
     revoked: Tuple[int, ...]  # versions above the target, now taken out of service
     restored: bool  # the target had been taken out of service by an earlier rollback
     state: ServingState  # the model's new entry in served.json
+    recorded: bool = False  # in a local ML Metadata store (none for a compiled pipeline)
 
 
 def _default_target(complete: List[int], served: int, state: ServingState) -> int:
@@ -103,6 +110,7 @@ def _all_or_nothing(paths: List[str]) -> Iterator[None]:
 
 def _changed_models(store, config: PipelineConfig, plan: RollbackPlan) -> list:
     """(version, Model artifact, revoked?) for each model whose service the plan changes."""
+    from pipeline.continuous import revocations
     changed = {v: True for v in plan.revoked}
     if plan.restored:
         changed[plan.to_version] = False
@@ -114,10 +122,13 @@ def _changed_models(store, config: PipelineConfig, plan: RollbackPlan) -> list:
 
 def rollback(config: PipelineConfig, to: Optional[int]) -> RollbackPlan:
     """Rolls `config.model_name` back to version `to` (None: the served one's predecessor);
-    returns the plan carried out. The caller holds the output's run lock."""
+    returns the plan carried out. The caller holds the output's locks."""
     plan = plan_rollback(config.serving_dir, to)
     store, changed = None, []
     if os.path.exists(config.metadata_path):  # the models are found before anything is written
+        # Here only: TFX's resolvers load with it (seconds), which a compiled pipeline's
+        # rollback, with no store, does without.
+        from pipeline.continuous import revocations
         store = revocations.open_store(config.metadata_path)
         changed = _changed_models(store, config, plan)
     with _all_or_nothing(_paths(config)):
@@ -128,7 +139,7 @@ def rollback(config: PipelineConfig, to: Optional[int]) -> RollbackPlan:
             revocations.record_rollback(store, config.pipeline_name, config.pipeline_root,
                                         config.model_name, (plan.from_version, plan.to_version),
                                         changed)
-    return plan
+    return dataclasses.replace(plan, recorded=store is not None)
 
 
 def describe(plan: RollbackPlan, config: PipelineConfig) -> str:
@@ -143,4 +154,21 @@ def describe(plan: RollbackPlan, config: PipelineConfig) -> str:
         lines.append(f"          version {plan.to_version} was rolled back before; it is "
                      "served again")
     lines.append("          the next push of a new model lifts the pin")
-    return "\n".join(lines)
+    return "\n".join(lines + _what_follows(plan, config))
+
+
+def _what_follows(plan: RollbackPlan, config: PipelineConfig) -> List[str]:
+    """Who sees the rollback: local runs through ML Metadata, compiled ones through
+    served.json; and, on a bucket, who was not held off."""
+    if plan.recorded:
+        return [f"          recorded in ML Metadata ({config.metadata_path}): the next "
+                "local run's baseline and warm start follow"]
+    if not files.is_remote(config.output):
+        return ["          no ML Metadata store here (no local run made one): nothing "
+                "recorded there"]
+    return ["          no local ML Metadata for this output, so not recorded there: a "
+            "--target kubeflow",
+            "          run's baseline reads served.json; a --target vertex run's (Vertex "
+            "ML Metadata) does not see it",
+            "          a Kubeflow or Vertex run pushing to this bucket is not held off: "
+            "pause its recurring run while you roll back"]

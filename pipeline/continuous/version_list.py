@@ -5,7 +5,7 @@ rolled back.
 
 Reads only the push destination (each version's provenance and served.json:
 components/common/versions.py), so it works for a gs:// output and for versions a
-Kubeflow run pushed.
+Kubeflow run pushed: there --output is the compile's --pipeline-root.
 """
 import datetime
 import json
@@ -13,6 +13,7 @@ import os
 from typing import List, Optional
 
 from components.common.storage import files
+from components.common.storage.access import check_readable
 from components.common.versions import (TFLITE_COMMIT_FILE, complete_versions, is_complete,
                                  provenance, read_pointer, served_version, serving_state,
                                  versions)
@@ -29,8 +30,9 @@ def _iso(pushed_at: Optional[float]) -> Optional[str]:
 
 def version_rows(serving_dir: str, tflite_dir: str) -> List[dict]:
     """One row per version folder, oldest first: version, pushed_at (ISO 8601, UTC), spans,
-    accuracy, source_uri, drift_overridden, complete, served, pinned, rolled_back, tflite
-    (a complete TFLite version exists), tflite_current (the TFLite pointer names it)."""
+    accuracy, source_uri, drift_overridden, warm_started_from ({"version", "model"} or
+    None), complete, served, pinned, rolled_back, tflite (a complete TFLite version
+    exists), tflite_current (the TFLite pointer names it)."""
     state, served = serving_state(serving_dir), served_version(serving_dir)
     tflite, pointer = set(complete_versions(tflite_dir, TFLITE_COMMIT_FILE)), \
         read_pointer(tflite_dir)
@@ -43,6 +45,7 @@ def version_rows(serving_dir: str, tflite_dir: str) -> List[dict]:
             "spans": record.get("spans", []), "accuracy": record.get("accuracy"),
             "source_uri": record.get("source_uri"),
             "drift_overridden": record.get("drift_overridden"),
+            "warm_started_from": record.get("warm_started_from"),
             "complete": is_complete(path), "served": version == served,
             "pinned": version == state.pinned, "rolled_back": version in state.rolled_back,
             "tflite": version in tflite, "tflite_current": version == pointer})
@@ -50,7 +53,10 @@ def version_rows(serving_dir: str, tflite_dir: str) -> List[dict]:
 
 
 def require_versions(config: PipelineConfig) -> None:
-    """Refuses, naming --output, an output with no version of --model-name."""
+    """Refuses, naming --output, an output with no version of --model-name; in a bucket,
+    a missing, refused or mistyped one first, with the store's reason."""
+    if files.has_buckets(config.output):
+        check_readable(config.output, "--output")
     if not versions(config.serving_dir, complete_only=False):
         raise UsageError(f"--output {config.output}: no versions pushed to "
                          f"{config.serving_dir} (is --model-name right?)")
@@ -77,13 +83,15 @@ def format_versions(listing: dict) -> str:
     """The human table: a header line, then one line per version, oldest first."""
     lines = [f"{listing['model']} in {listing['serving_dir']}",
              f"{'version':>10}  {'pushed (UTC)':20}  {'spans':12}  {'accuracy':>8}  "
-             f"{'tflite':7}  status"]
+             f"{'tflite':7}  {'warm from':>10}  status"]
     for row in listing["versions"]:
         accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
         spans = ",".join(map(str, row["spans"])) or "-"
         tflite = "current" if row["tflite_current"] else ("yes" if row["tflite"] else "-")
+        warm = (row["warm_started_from"] or {}).get("version")
         lines.append(f"{row['version']:>10}  {row['pushed_at'] or '-':20}  {spans:12}  "
-                     f"{accuracy:>8}  {tflite:7}  {_status(row)}".rstrip())
+                     f"{accuracy:>8}  {tflite:7}  {'-' if warm is None else warm:>10}  "
+                     f"{_status(row)}".rstrip())
     return "\n".join(lines)
 
 

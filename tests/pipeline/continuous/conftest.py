@@ -1,14 +1,11 @@
 """An output with pushed versions, and an ML Metadata store holding their models as a
 local run records them."""
 import dataclasses
-import os
 
 import pytest
 
-from components.common.versions import publish
 from pipeline.config import PipelineConfig
-
-VERSIONS = (100, 200, 300)  # oldest first; 200 has no TFLite (it failed the parity gate)
+from tests.pipeline.continuous.pushes import lay_out
 
 
 @dataclasses.dataclass
@@ -17,35 +14,11 @@ class Pushed:
     source_uris: dict  # version -> the Model artifact's URI
 
 
-def push_versions(config: PipelineConfig, numbers) -> dict:
-    """Versions as the Pusher publishes them: SavedModel with provenance, and TFLite."""
-    model = os.path.join(config.output, "trained")
-    os.makedirs(os.path.join(model, "variables"), exist_ok=True)
-    with open(os.path.join(model, "saved_model.pb"), "wb") as f:
-        f.write(b"graph")
-    uris = {}
-    for index, number in enumerate(numbers):
-        uris[number] = os.path.join(config.pipeline_root, "Trainer", "model", str(number))
-        publish(model, config.serving_dir, number, source_uri=uris[number],
-                record={"spans": [index + 1], "accuracy": 0.9 + index / 100})
-        if number != 200:
-            folder = os.path.join(config.tflite_dir, str(number))
-            os.makedirs(folder)
-            with open(os.path.join(folder, "model.tflite"), "wb") as f:
-                f.write(b"tflite")
-    return uris
-
-
 @pytest.fixture
 def pushed(tmp_path) -> Pushed:
-    """Three pushed versions under tmp_path/out, no ML Metadata store."""
-    from components.image_pusher.serving_config import write_serving_configs
-    from components.common.versions import point_tflite
+    """Three pushed versions (pushes.py VERSIONS) under tmp_path/out, no ML Metadata store."""
     config = PipelineConfig(output=str(tmp_path / "out"), model_name="digits")
-    uris = push_versions(config, VERSIONS)
-    write_serving_configs(os.path.dirname(config.serving_dir))
-    point_tflite(config.tflite_dir, config.serving_dir)
-    return Pushed(config, uris)
+    return Pushed(config, lay_out(config, str(tmp_path)))
 
 
 def _connection(path: str):

@@ -40,3 +40,22 @@ def test_an_output_without_versions_is_refused_naming_the_flag(tmp_path):
     from pipeline.config import PipelineConfig
     with pytest.raises(UsageError, match="--output .*no versions pushed"):
         list_versions(PipelineConfig(output=str(tmp_path)))
+
+
+def test_the_warm_from_column_names_the_version_a_push_started_from(pushed, tmp_path):
+    from components.common.versions import publish
+    config = pushed.config
+    model = tmp_path / "warm-started"
+    model.mkdir()
+    (model / "saved_model.pb").write_bytes(b"graph")
+    publish(str(model), config.serving_dir, 400, source_uri=f"{config.pipeline_root}/m/400",
+            record={"spans": [4], "accuracy": 0.95, "warm_started_from": {
+                "version": 300, "model": pushed.source_uris[300]}})
+    listing = list_versions(config)
+    rows = {row["version"]: row for row in listing["versions"]}
+    assert rows[400]["warm_started_from"]["version"] == 300
+    assert rows[100]["warm_started_from"] is None  # pushed before it was recorded
+    lines = format_versions(listing).splitlines()
+    assert "warm from" in lines[1]
+    by_version = {line.split()[0]: line.split() for line in lines[2:]}
+    assert by_version["400"][5] == "300" and by_version["300"][5] == "-"
