@@ -9,10 +9,11 @@ from components.common.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEY
 from components.common.parameters import decode
 from components.image_evaluator.accuracy import overall_accuracy, slice_accuracies
 from components.image_evaluator.settings import AuditSettings
-from components.image_evaluator.vetoes import drift_reason, veto
+from components.image_evaluator.vetoes import judge_drift, veto
 from components.image_evaluator.audit.audit import run_audit, write_audit
 
 ALLOW_DRIFT_KEY = "allow_drift"
+DRIFT_KEY = "drift"  # optional: the ImageDistributionValidator's ExampleAnomalies
 
 
 class Executor(evaluator_executor.Executor):
@@ -24,7 +25,8 @@ class Executor(evaluator_executor.Executor):
 
     The blessing then gets the candidate's overall accuracy (ACCURACY_PROPERTY), so the
     Pusher can record it in the version it pushes without reading TFMA's files; the
-    audit (components/image_evaluator/audit/) writes audit.json, and a drifted span or a failed
+    drift verdict, when given one, goes onto the blessing too; the audit
+    (components/image_evaluator/audit/) writes audit.json, and a drifted span or a failed
     audit gate un-blesses the model.
     """
 
@@ -41,7 +43,9 @@ class Executor(evaluator_executor.Executor):
         if accuracy is not None:
             blessing.set_float_custom_property(ACCURACY_PROPERTY, accuracy)
         examples = input_dict[specs.EXAMPLES_KEY][0].uri
-        drifted = drift_reason(examples, exec_properties.get(ALLOW_DRIFT_KEY))
+        drift = (input_dict.get(DRIFT_KEY) or [None])[0]
+        drifted = judge_drift(drift.uri if drift else None, blessing,
+                              exec_properties.get(ALLOW_DRIFT_KEY))
         reasons = [drifted] if drifted else []
         reasons += audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
                          examples, evaluation.uri, blessing.uri,

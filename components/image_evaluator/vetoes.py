@@ -1,4 +1,5 @@
 """The vetoes that un-bless a model TFMA blessed: a drifted newest span, a failed audit gate."""
+import json
 import os
 from typing import Optional
 
@@ -6,18 +7,27 @@ from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as
                                                 BLESSED_FILE_NAME as BLESSED_FILE,
                                                 NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
 
-from components.common.contract import VETOED_PROPERTY, ingest_report
+from components.common.contract import DRIFT_FILE, DRIFT_PROPERTY, VETOED_PROPERTY, read_drift
 from components.common.drift import drift_gate
 from components.common.storage import files
 
 
-def drift_reason(examples_uri: str, allow_drift) -> Optional[str]:
+def judge_drift(drift_uri: Optional[str], blessing, allow_drift) -> Optional[str]:
     """Why a model judged on a drifted newest span must not be blessed (--allow-drift).
 
-    The veto is here, not only in the Pusher: a blessed model is a later run's
+    `drift_uri` is the ImageDistributionValidator's ExampleAnomalies folder (None
+    without one: data without spans). Its verdict goes onto the blessing, as
+    DRIFT_PROPERTY and DRIFT_FILE, which the Pusher, the model card and the run report
+    read. The veto is here, not only in the Pusher: a blessed model is a later run's
     baseline and warm start, and one trained on drifted data must be neither.
     """
-    blocked, _ = drift_gate(ingest_report(examples_uri), bool(allow_drift))
+    verdict = read_drift(drift_uri)
+    if verdict is None:
+        return None
+    blessing.set_string_custom_property(DRIFT_PROPERTY, json.dumps(verdict))
+    files.write_text(os.path.join(blessing.uri, DRIFT_FILE),
+                     json.dumps(verdict, indent=2, ensure_ascii=False) + "\n")
+    blocked, _ = drift_gate(verdict, bool(allow_drift))
     return blocked
 
 

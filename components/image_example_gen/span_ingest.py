@@ -3,91 +3,121 @@
 The artifact holds the train split of every span in the window and the eval
 split of the newest span, so that the candidate and the baseline are both
 judged on the newest data. Its report says which spans were reused from the
-store and which were ingested now, and the drift verdict between the newest
-span and the one before it.
+store and which were ingested now, which were left out as not ready
+(span_window.py), and which span the newest is compared with for drift; with
+a previous span, the artifact also holds both spans whole, as two more splits
+(see _drift_basis).
 """
 import logging
 import os
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
-from components.common import drift
-from components.image_example_gen import health, span_store, spans
+from components.image_example_gen import health, span_store
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.spans import Span
-from components.common.contract import DATA_HEALTH_KEY, SPLITS, read_ingest_report
+from components.image_example_gen.span_window import SpanWindow
+from components.common.contract import (DATA_HEALTH_KEY, DRIFT_KEY, NEWEST_SPAN_SPLIT,
+                                        PREVIOUS_SPAN_SPLIT, SPLITS, read_ingest_report)
 from components.common.storage import files
 
 
-def _entries(window: List[Span], options: IngestOptions, store: str, fingerprint):
+def _entries(window: SpanWindow, options: IngestOptions, store: str):
     """(entry folder, relabelled listing) per span, and the window's class list."""
     # Each span holds only some of --groups' paths: rows are not checked per span.
-    listings = {span: list_dataset(span.root, options, check_groups=False) for span in window}
+    listings = {listed: list_dataset(listed.span.root, options, check_groups=False)
+                for listed in window.spans}
     classes = span_store.lasting_classes(
         store, span_store.class_union(list(listings.values())))
     entries = {}
-    for span, listing in listings.items():
-        key = span_store.entry_key(span, fingerprint(span.root), options, classes,
+    for listed, listing in listings.items():
+        # The fingerprint of the files the window listed: what is ingested is what was listed.
+        key = span_store.entry_key(listed.span, listed.fingerprint, options, classes,
                                    listing.classes)
-        entries[span] = (span_store.entry_dir(store, span, key),
-                         span_store.relabel(listing, classes))
+        entries[listed.span] = (span_store.entry_dir(store, listed.span, key),
+                                span_store.relabel(listing, classes))
     return entries, classes
 
 
 def _ingest_missing(missing: Dict[Span, tuple], options: IngestOptions,
-                    make_pipeline: Callable, processes: int) -> None:
-    """One Beam pipeline with a branch per missing span; markers only after all succeed."""
-    for span, (entry, _) in missing.items():
-        files.rmtree(entry)  # a killed ingestion's leftovers
-    with make_pipeline() as pipeline:
-        for span, (entry, listing) in missing.items():
-            split_dirs = {s: os.path.join(entry, f"Split-{s}") for s in SPLITS}
-            _ = pipeline | f"IngestSpan{span.number}" >> IngestImages(
-                root=span.root, listing=listing, options=options, split_dirs=split_dirs,
-                report_dir=entry, processes=processes)
-    for span, (entry, _) in missing.items():
-        finish_ingest(entry, options.strict)
-        span_store.mark_complete(entry, span)
+                    make_pipeline: Callable, processes: int) -> Dict[Span, Tuple[str, bool]]:
+    """One Beam pipeline with a branch per missing span, each into an attempt folder of its
+    own; then each attempt is published. Returns {span: (its data folder, whether this
+    run's attempt won)}: another run may have published the span first."""
+    attempts = {span: span_store.new_attempt(entry) for span, (entry, _) in missing.items()}
+    try:
+        with make_pipeline() as pipeline:
+            for span, (entry, listing) in missing.items():
+                split_dirs = {s: os.path.join(attempts[span], f"Split-{s}") for s in SPLITS}
+                _ = pipeline | f"IngestSpan{span.number}" >> IngestImages(
+                    root=span.root, listing=listing, options=options, split_dirs=split_dirs,
+                    report_dir=attempts[span], processes=processes)
+        for attempt in attempts.values():
+            finish_ingest(attempt, options.strict)
+    except BaseException:
+        for attempt in attempts.values():  # nothing published: leave nothing behind
+            files.rmtree(attempt)
+        raise
+    return {span: span_store.publish(missing[span][0], attempts[span], span)
+            for span in missing}
 
 
-def _drift(all_spans: List[Span], newest: Span, newest_report: dict, store: str,
-           options: IngestOptions) -> dict:
-    """The drift verdict against the span before the newest, if the store has it."""
-    before = spans.previous(all_spans, newest)
-    entry = span_store.latest_entry(store, before.number) if before else None
-    if entry is None:
-        reason = "no earlier span" if before is None else \
+def _drift_basis(window: SpanWindow, folders: Dict[Span, str], store: str,
+                 examples_uri: str) -> dict:
+    """What the drift check compares, and the two splits it reads: all of the newest span's
+    examples (NEWEST_SPAN_SPLIT) and all of the previous span's (PREVIOUS_SPAN_SPLIT).
+
+    ImageExampleGen only measures; ImageDistributionValidator judges, on the statistics
+    StatisticsGen computes for these splits. They travel in this artifact because
+    open-source KFP runs no resolver that could fetch an earlier run's statistics.
+    """
+    newest, before = window.newest, window.previous
+    previous = (folders.get(before) or span_store.latest_entry(store, before.number)
+                if before else None)
+    entry = {"span": newest.number, "previous_span": before.number if before else None,
+             "compared": previous is not None, "reason": None}
+    if previous is None:
+        entry["reason"] = "no earlier span" if before is None else \
             f"span {before.number} was never ingested (outside every window so far)"
-        return {"verdict": "not compared", "reason": reason, "span": newest.number,
-                "previous_span": before.number if before else None, "drifted": []}
-    thresholds = drift.DriftThresholds(options.drift_label, options.drift_brightness,
-                                       options.drift_size, options.drift_grayscale)
-    return drift.compare_spans(read_ingest_report(entry), newest_report, thresholds,
-                               before.number, newest.number)
+        return entry
+    for split, folder in ((NEWEST_SPAN_SPLIT, folders[newest]), (PREVIOUS_SPAN_SPLIT, previous)):
+        span_store.link_whole_span(folder, os.path.join(examples_uri, f"Split-{split}"))
+    return entry
 
 
-def ingest_window(pattern: str, options: IngestOptions, examples_uri: str,
-                  split_dirs: Dict[str, str], make_pipeline: Callable,
-                  processes: int, fingerprint: Callable[[str], str]) -> dict:
+def _data_folders(entries: Dict[Span, tuple], options: IngestOptions, make_pipeline: Callable,
+                  processes: int) -> Tuple[Dict[Span, str], Dict[Span, bool]]:
+    """{span: the data folder of its published entry}, ingesting the missing ones, and
+    {span: whether it was reused}: found in the store, or published by another run
+    while this one ingested it."""
+    found = {span: span_store.published(entry) for span, (entry, _) in entries.items()}
+    missing = {span: entries[span] for span, folder in found.items() if folder is None}
+    logging.info("spans %s: reusing %s, ingesting %s", [s.number for s in entries],
+                 [s.number for s in entries if s not in missing], [s.number for s in missing])
+    ingested = _ingest_missing(missing, options, make_pipeline, processes) if missing else {}
+    for span in [span for span, (_, won) in ingested.items() if not won]:
+        print(f"          {span.name}: another run published it first; its entry is used",
+              flush=True)
+    folders = {span: ingested[span][0] if span in ingested else found[span] for span in entries}
+    return folders, {span: span not in ingested or not ingested[span][1] for span in entries}
+
+
+def ingest_window(window: SpanWindow, options: IngestOptions, examples_uri: str,
+                  split_dirs: Dict[str, str], make_pipeline: Callable, processes: int) -> dict:
     """Ingests what the window lacks, fills the artifact's splits; returns its report."""
-    all_spans = spans.list_spans(pattern)
-    window = spans.select(all_spans, options.train_spans)
-    newest = window[-1]
     store = options.span_store
-    entries, classes = _entries(window, options, store, fingerprint)
-    missing = {s: e for s, e in entries.items() if not span_store.is_complete(e[0])}
-    logging.info("spans %s: reusing %s, ingesting %s", [s.number for s in window],
-                 [s.number for s in window if s not in missing], [s.number for s in missing])
-    if missing:
-        _ingest_missing(missing, options, make_pipeline, processes)
-    folders = {span: entry for span, (entry, _) in entries.items()}
+    entries, classes = _entries(window, options, store)
+    folders, reused = _data_folders(entries, options, make_pipeline, processes)
+    newest = window.newest
     span_store.record_classes(store, classes)
     span_store.link_splits(folders, newest, split_dirs)
-    reports = {span: read_ingest_report(entry) for span, entry in folders.items()}
-    report = span_store.combined_report(reports, newest, classes or _ids(reports),
-                                        {s: s not in missing for s in window})
-    report["drift"] = _drift(all_spans, newest, reports[newest], store, options)
+    reports = {span: read_ingest_report(folder) for span, folder in folders.items()}
+    report = span_store.combined_report(reports, newest, classes or _ids(reports), reused,
+                                        folders)
+    report["left_out"] = [{"span": s.span.number, "version": s.span.version,
+                           "root": s.span.root, "reason": s.reason} for s in window.left_out]
+    report[DRIFT_KEY] = _drift_basis(window, folders, store, examples_uri)
     _add_window_health(report, folders, reports)
     span_store.write_artifact_files(examples_uri, report)
     return report

@@ -59,7 +59,11 @@ def _card(input_dict: Dict[str, List[types.Artifact]], settings: CardSettings) -
     release = release_of((input_dict.get(keys.EXAMPLES_KEY) or [None])[0], blessing,
                          settings.allow_drift)
     sources = read_card_sources(settings.model_name, path_utils.serving_model_path(model.uri),
-                                model.uri, blessing.uri, release.report, release.record)
+                                model.uri, blessing.uri,
+                                # the Evaluator's verdict: the ingest report only says
+                                # which spans were compared
+                                {**release.report, "drift": release.drift or {}},
+                                release.record)
     return build_card(sources, conversion(input_dict))
 
 

@@ -14,12 +14,8 @@ from typing import List, Optional
 
 from components.common.contract import (AUDIT_FILE, LABELS_FILE, PIXELS_INPUT, SERVING_TENSOR,
                                         read_labels)
+from components.common.provenance import fit_stats_path
 from components.common.storage import files
-
-# The Trainer's ModelRun output (modules/epoch_progress.py writes it); TFX puts
-# it at <root>/<Trainer>/model_run/<execution>, beside <root>/<Trainer>/model/<execution>.
-FIT_STATS_FILE = "fit_stats.json"
-MODEL_RUN_KEY = "model_run"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +42,7 @@ def read_card_sources(name: str, model_path: str, model_uri: str, blessing_uri: 
         labels=_quietly(lambda: read_labels(os.path.join(extra, LABELS_FILE))) or [],
         input_shape=_quietly(lambda: _input_shape(model_path)),
         architecture=_quietly(lambda: _architecture(model_path)),
-        training=_quietly(lambda: _read_json(_fit_stats_path(model_uri))),
+        training=_quietly(lambda: _read_json(fit_stats_path(model_uri))),
         record=dict(record or {}), report=dict(report or {}),
         audit=_quietly(lambda: _read_json(os.path.join(blessing_uri, AUDIT_FILE)))
         if blessing_uri else None)
@@ -63,11 +59,6 @@ def _quietly(read):
 
 def _read_json(path: str) -> Optional[dict]:
     return json.loads(files.read_text(path)) if files.exists(path) else None
-
-
-def _fit_stats_path(model_uri: str) -> str:
-    trainer_dir, execution = os.path.split(model_uri.rstrip("/"))  # normpath breaks gs://
-    return os.path.join(os.path.dirname(trainer_dir), MODEL_RUN_KEY, execution, FIT_STATS_FILE)
 
 
 def _input_shape(model_path: str) -> Optional[List[int]]:

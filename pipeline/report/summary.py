@@ -11,9 +11,10 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 
 from components.common import contract as ids
-from components.common.contract import (REASON_PROPERTY, SERVING_CHECK_PROPERTY,
-                                        TFLITE_PARITY_PROPERTY, VETOED_PROPERTY,
-                                        read_ingest_report)
+from components.common.contract import (DRIFT_PROPERTY, NEW_DATA_PROPERTY,
+                                        NEW_DATA_REASON_PROPERTY, REASON_PROPERTY,
+                                        SERVING_CHECK_PROPERTY, TFLITE_PARITY_PROPERTY,
+                                        VETOED_PROPERTY, read_drift, read_ingest_report)
 from components.common.storage import files
 from components.common.versions import serving_state
 from pipeline.config import PipelineConfig
@@ -55,6 +56,20 @@ def _verdict(store, node, artifact_type: str, key: str) -> Optional[dict]:
     produced = outputs(store, node).get(artifact_type) if node else None
     value = prop(produced, key) if produced is not None else None
     return json.loads(value) if value else None
+
+
+def drift_verdict(store, nodes: dict) -> Optional[dict]:
+    """The drift verdict the run judged by: the one the Evaluator recorded on its
+    blessing, else the DistributionValidator's drift.json (an Evaluator that did not run
+    or was given none); None without either (data without spans, an older run)."""
+    evaluator = nodes.get(ids.EVALUATOR_ID)
+    blessing = outputs(store, evaluator).get("ModelBlessing") if evaluator else None
+    recorded = prop(blessing, DRIFT_PROPERTY) if blessing is not None else None
+    if recorded:
+        return json.loads(recorded)
+    validator = nodes.get(ids.DRIFT_VALIDATOR_ID)
+    anomalies = outputs(store, validator).get("ExampleAnomalies") if validator else None
+    return read_drift(anomalies.uri) if anomalies is not None else None
 
 
 def _tflite_gate(store, node) -> Optional[dict]:
@@ -138,7 +153,14 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
                for node, e in nodes.items()}
     timings["total"] = round(total_seconds, 3)
-    examples_uri = outputs(store, nodes[ids.EXAMPLE_GEN_ID])["Examples"].uri
+    examples = outputs(store, nodes[ids.EXAMPLE_GEN_ID])["Examples"]
+    cached = [node for node, e in nodes.items() if e.last_known_state == State.CACHED]
+    new_data = {"new": prop(examples, NEW_DATA_PROPERTY) != 0,
+                "reason": prop(examples, NEW_DATA_REASON_PROPERTY)}
+    if not new_data["new"]:
+        return {"new_data": new_data, "data": {"path": config.data, "examples_uri": examples.uri},
+                "timings_s": timings, "cached": cached}
+    examples_uri = examples.uri
     report = read_ingest_report(examples_uri)
     data = _data_section(config, examples_uri, report)
     training = _training_section(store, nodes.get(ids.TRAINER_ID))
@@ -150,18 +172,19 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     pushed = _pushed_section(store, nodes, evaluation)
     pushed["model_card"] = trust.model_card(pushed["serving"])
     return {
+        "new_data": new_data,
         "data": data,
         "data_health": trust.data_health_section(report),
         **trust.audit_sections(audit),
         "spans": _spans_section(data),
         "warm_start": (training or {}).get("warm_start"),
-        "drift": data["drift"],
+        "drift": drift_verdict(store, nodes),
         "eval": evaluation,
         "pushed": pushed,
         "training": training,
         "tuning": _tuning_section(store, nodes.get(ids.TUNER_ID), training),
         "timings_s": timings,
-        "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],
+        "cached": cached,
     }
 
 

@@ -3,7 +3,9 @@
 Every image is decoded fully once here (not just its header), so a truncated
 or corrupt file is caught at ingestion, with its path, instead of crashing
 Transform or training hours later. The decoded image also gives the pixel
-statistics that drift detection compares between spans (`pixel_stats`). A
+statistics that drift detection compares between spans (`pixel_measures`): the
+ingest report counts them, and each example carries its mean luminance
+(BRIGHTNESS_KEY) and grayscale slice for StatisticsGen to profile. A
 JPEG is decoded at a reduced scale (`decode_scaled`): the file is still read
 to its end, and the stored bytes are the original's. This
 module runs in ingestion's worker processes, so it must not import TensorFlow
@@ -21,8 +23,9 @@ from PIL import Image, ImageChops, UnidentifiedImageError
 from components.image_example_gen.data_health import hashing
 from components.image_example_gen.data_health.slices import slice_features
 from components.image_example_gen.encoding.example_wire import serialize_example
-from components.common.contract import (CHANNELS_KEY, CLASS_TEXT_KEY, FILENAME_KEY, FORMAT_KEY,
-                                 HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, SPLITS, WIDTH_KEY)
+from components.common.contract import (BRIGHTNESS_KEY, CHANNELS_KEY, CLASS_TEXT_KEY,
+                                        FILENAME_KEY, FORMAT_KEY, HEIGHT_KEY, IMAGE_KEY,
+                                        LABEL_KEY, SPLITS, WIDTH_KEY)
 from components.image_example_gen.options import split_index
 
 # Formats kept byte-for-byte; anything else is re-encoded losslessly as PNG,
@@ -171,19 +174,25 @@ def brightness_bucket(mean_luminance: float) -> int:
     return min(BRIGHTNESS_BUCKETS - 1, max(0, int(mean_luminance // BUCKET_WIDTH)))
 
 
-def pixel_stats(image: Image.Image) -> Tuple[int, int]:
-    """(brightness bucket, grayscale) of a decoded image, from a small thumbnail.
+def pixel_measures(image: Image.Image) -> Tuple[float, int]:
+    """(mean luminance 0..255, grayscale) of a decoded image, from a small thumbnail.
 
-    Brightness is the thumbnail's mean luminance (ITU-R 601, PIL's "L"),
-    bucketed by `brightness_bucket`. Grayscale is 1 for a one-band image or
-    one whose colour channels differ by at most GRAY_TOLERANCE everywhere on
-    the thumbnail, else 0. Alpha is ignored.
+    The luminance is the thumbnail's mean (ITU-R 601, PIL's "L"). Grayscale is
+    1 for a one-band image or one whose colour channels differ by at most
+    GRAY_TOLERANCE everywhere on the thumbnail, else 0. Alpha is ignored.
     """
     pixels = _to_8bit(_thumbnail(image))
     # Box-averaged to one float pixel: the thumbnail's exact mean, at a third
     # of ImageStat's cost (which sums a histogram in Python).
     luminance = pixels.convert("F").reduce(pixels.size).getpixel((0, 0))
-    return brightness_bucket(luminance), int(pixels.mode == "L" or _channels_agree(pixels))
+    return float(luminance), int(pixels.mode == "L" or _channels_agree(pixels))
+
+
+def pixel_stats(image: Image.Image) -> Tuple[int, int]:
+    """(brightness bucket, grayscale): `pixel_measures`, the luminance bucketed by
+    `brightness_bucket` as the ingest report counts it."""
+    luminance, grayscale = pixel_measures(image)
+    return brightness_bucket(luminance), grayscale
 
 
 def _channels_agree(rgb: Image.Image) -> bool:
@@ -199,16 +208,20 @@ def _channels_agree(rgb: Image.Image) -> bool:
 def encoded_example(split: str, encoded: bytes, fmt: str, shape: Tuple[int, int, int],
                     relpath: str, label: int, class_name: str,
                     pixels: Tuple[int, int], group: Optional[str] = None,
-                    health: Optional[Health] = None) -> Encoded:
+                    health: Optional[Health] = None,
+                    brightness: Optional[float] = None) -> Encoded:
     """(split, serialized example, fact, health) from validated bytes.
 
     `shape` is (height, width, channels); `pixels` is `pixel_stats`'
-    (brightness bucket, grayscale); `group` is the --groups group, if any.
-    The example carries the slice features (components/image_example_gen/data_health/slices.py).
+    (brightness bucket, grayscale); `group` is the --groups group, if any;
+    `brightness` the mean luminance (`pixel_measures`), stored as BRIGHTNESS_KEY
+    when given. The example carries the slice features
+    (components/image_example_gen/data_health/slices.py).
     """
     height, width, channels = shape
+    extra = {} if brightness is None else {BRIGHTNESS_KEY: float(brightness)}
     record = serialize_example({
-        **slice_features(height, width, pixels[1], group),
+        **slice_features(height, width, pixels[1], group), **extra,
         IMAGE_KEY: encoded,
         FORMAT_KEY: fmt.encode(),
         HEIGHT_KEY: height,
@@ -244,8 +257,10 @@ def encode_image(data: bytes, split: str, relpath: str, label: int, class_name: 
     encoded, fmt = stored_encoding(image, data)
     health = ((relpath, hashing.content_hash(data), perceptual_hash(image, (width, height)))
               if hashes else None)
+    luminance, grayscale = pixel_measures(image)
     return encoded_example(split, encoded, fmt, (height, width, channels_of(image)),
-                           relpath, label, class_name, pixel_stats(image), group, health)
+                           relpath, label, class_name, (brightness_bucket(luminance), grayscale),
+                           group, health, brightness=luminance)
 
 
 def image_hashes(data: bytes, max_pixels: int) -> Tuple[str, Optional[int]]:

@@ -61,6 +61,16 @@ def read_file_jobs(units: List[ImageFile], root: str, classes: List[str],
 _LUMA = np.array([0.299, 0.587, 0.114])
 
 
+def array_luminance(images: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(mean luminance 0..255, grayscale) of each uint8 image, at once."""
+    pixels = images.reshape(len(images), -1, images.shape[3] if images.ndim == 4 else 1)
+    colour = pixels[..., :3].astype(np.int16)
+    if colour.shape[-1] == 1:
+        return colour[..., 0].mean(axis=1), np.ones(len(images), bool)
+    spread = (colour.max(axis=-1) - colour.min(axis=-1)).max(axis=1)
+    return (colour @ _LUMA).mean(axis=1), spread <= encode.GRAY_TOLERANCE
+
+
 def array_pixel_stats(images: np.ndarray) -> List[Tuple[int, int]]:
     """encode.pixel_stats' (brightness bucket, grayscale) of each uint8 image, at once.
 
@@ -68,14 +78,7 @@ def array_pixel_stats(images: np.ndarray) -> List[Tuple[int, int]]:
     the full images, not a thumbnail: array datasets are small images
     (MNIST's 28 px, CIFAR's 32), within encode.THUMBNAIL_SIDE already.
     """
-    pixels = images.reshape(len(images), -1, images.shape[3] if images.ndim == 4 else 1)
-    colour = pixels[..., :3].astype(np.int16)
-    if colour.shape[-1] == 1:
-        luminance, grayscale = colour[..., 0].mean(axis=1), np.ones(len(images), bool)
-    else:
-        luminance = (colour @ _LUMA).mean(axis=1)
-        spread = (colour.max(axis=-1) - colour.min(axis=-1)).max(axis=1)
-        grayscale = spread <= encode.GRAY_TOLERANCE
+    luminance, grayscale = array_luminance(images)
     return [(encode.brightness_bucket(mean), int(gray))
             for mean, gray in zip(luminance.tolist(), grayscale.tolist())]
 
@@ -102,13 +105,15 @@ def _read_array_chunk(chunk: ArrayChunk, root: str, classes: List[str], options:
     if height * width > options.max_pixels:
         raise DatasetError(f"{name}: {height}x{width} images are over the limit of "
                            f"{options.max_pixels} pixels (--max-pixels)")
-    stats = array_pixel_stats(images)
+    luminance, grayscale = array_luminance(images)
     for offset, (pixels, label) in enumerate(zip(images, labels)):
         relpath = f"{name}#{chunk.start + offset}"
+        mean = float(luminance[offset])
         yield encode.encoded_example(
             chunk.split or split_of(relpath), encode_png(pixels), "png", shape, relpath,
-            int(label), classes[int(label)], stats[offset], groups.get(relpath),
-            array_health(relpath, pixels) if hashing.ENABLED else None)
+            int(label), classes[int(label)],
+            (encode.brightness_bucket(mean), int(grayscale[offset])), groups.get(relpath),
+            array_health(relpath, pixels) if hashing.ENABLED else None, brightness=mean)
 
 
 def _record_to_item(record: bytes, name: str, split: str, options: IngestOptions,

@@ -1,6 +1,6 @@
 """ImageEvaluator's adapter: a baseline marked empty is dropped before TFX's Evaluator runs,
-the blessing carries the candidate's overall accuracy, the audit writes audit.json, and a
-drifted span or a failed audit gate un-blesses."""
+the blessing carries the candidate's overall accuracy and the drift verdict it was given, the
+audit writes audit.json, and a drifted span or a failed audit gate un-blesses."""
 import json
 import os
 import shutil
@@ -11,7 +11,9 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import artifact_utils, standard_artifacts, standard_component_specs as specs
 from tfx.utils import proto_utils
 
-from components.common.contract import AUDIT_FILE, GROUP_KEY, NO_BASELINE, VETOED_PROPERTY
+from components.common.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, GROUP_KEY,
+                                        INGEST_REPORT_FILE, NO_BASELINE, VETOED_PROPERTY,
+                                        read_drift)
 from components.common.contract import ACCURACY_PROPERTY
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
@@ -59,8 +61,9 @@ def _examples(uri):
     return examples
 
 
-def _evaluate(tmp_path, exported_model, examples_uri=None, **properties):
-    """The executor for real, with threshold 0 and no baseline; returns its outputs."""
+def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, **properties):
+    """The executor for real, with threshold 0 and no baseline, `drift` its drift input;
+    returns its outputs."""
     from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
     from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
     from pipeline.dag import eval_config
@@ -73,36 +76,92 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, **properties):
                        specs.EXAMPLE_SPLITS_KEY: json.dumps(["eval"])})
     beam_args = with_setup_file(LOCAL_BEAM_ARGS.split(), LOCAL_SETUP_FILE)
     context = BaseBeamExecutor.Context(beam_pipeline_args=beam_args, tmp_dir=str(tmp_path / "t"))
-    Executor(context).Do(
-        {specs.EXAMPLES_KEY: [_examples(examples_uri or exported_model.examples_uri)],
-         specs.MODEL_KEY: [model]}, outputs, properties)
+    inputs = {specs.EXAMPLES_KEY: [_examples(examples_uri or exported_model.examples_uri)],
+              specs.MODEL_KEY: [model]}
+    if drift is not None:
+        inputs[executor.DRIFT_KEY] = [drift]
+    Executor(context).Do(inputs, outputs, properties)
     return outputs
+
+
+def _drifted(uri: str, verdict: str = "drift"):
+    """An ImageDistributionValidator's output holding drift.json: brightness drifted."""
+    from components.common.drift import feature_result, judged, not_compared
+    anomalies = standard_artifacts.ExampleAnomalies()
+    anomalies.uri = uri
+    os.makedirs(uri, exist_ok=True)
+    features = {name: feature_result(0.0, 0.2, False, "unchanged")
+                for name in ("label", "size", "grayscale")}
+    features["brightness"] = feature_result(0.92, 0.1, verdict == "drift",
+                                            "mean brightness 33 -> 222 of 255")
+    drift = judged(3, 2, features) if verdict != "not compared" else \
+        not_compared(1, None, "no earlier span")
+    with open(os.path.join(uri, DRIFT_FILE), "w") as f:
+        json.dump(drift, f)
+    return anomalies
+
+
+def _judged(monkeypatch, tmp_path, drift, allow=0):
+    """The executor with TFMA and the audit stubbed out; its blessing."""
+    monkeypatch.setattr(evaluator_executor.Executor, "Do", lambda *args: None)
+    monkeypatch.setattr(executor, "audit", lambda *args: [])
+    outputs = _outputs(tmp_path)
+    os.makedirs(outputs[specs.BLESSING_KEY][0].uri)
+    inputs = {"model": [standard_artifacts.Model()],
+              "examples": [_examples(str(tmp_path / "examples"))]}
+    if drift is not None:
+        inputs[executor.DRIFT_KEY] = [drift]
+    Executor().Do(inputs, outputs, {executor.ALLOW_DRIFT_KEY: allow})
+    return outputs[specs.BLESSING_KEY][0]
+
+
+@pytest.mark.parametrize("allow", [0, 1])
+def test_the_drift_verdict_is_recorded_on_the_blessing_and_vetoes_unless_allowed(
+        monkeypatch, tmp_path, allow):
+    blessing = _judged(monkeypatch, tmp_path, _drifted(str(tmp_path / "drift")), allow)
+    recorded = json.loads(blessing.get_string_custom_property(DRIFT_PROPERTY))
+    assert recorded["verdict"] == "drift" and recorded["drifted"] == ["brightness"]
+    assert read_drift(blessing.uri) == recorded
+    vetoed = blessing.get_string_custom_property(VETOED_PROPERTY)
+    if allow:
+        assert not vetoed
+    else:
+        assert vetoed == ("not pushed: drift in brightness (JS 0.92 > 0.10: mean brightness "
+                          "33 -> 222 of 255) (span 2 -> 3) (--allow-drift pushes anyway)")
+
+
+@pytest.mark.parametrize("verdict", ["ok", "not compared"])
+def test_a_verdict_other_than_drift_is_recorded_and_vetoes_nothing(monkeypatch, tmp_path,
+                                                                   verdict):
+    blessing = _judged(monkeypatch, tmp_path, _drifted(str(tmp_path / "drift"), verdict))
+    assert json.loads(blessing.get_string_custom_property(DRIFT_PROPERTY))["verdict"] == verdict
+    assert not blessing.get_string_custom_property(VETOED_PROPERTY)
+
+
+def test_without_a_drift_input_nothing_is_judged_or_recorded(monkeypatch, tmp_path):
+    """Data without spans; an ingest report's drift entry is ImageExampleGen's, not a verdict."""
+    os.makedirs(tmp_path / "examples")
+    (tmp_path / "examples" / INGEST_REPORT_FILE).write_text(json.dumps(
+        {"drift": {"verdict": "drift", "span": 3, "previous_span": 2, "compared": True}}))
+    blessing = _judged(monkeypatch, tmp_path, None)
+    assert not blessing.has_custom_property(DRIFT_PROPERTY)
+    assert not blessing.get_string_custom_property(VETOED_PROPERTY)
+    assert read_drift(blessing.uri) is None
 
 
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
 @pytest.mark.parametrize("allow", [0, 1])
 def test_a_drifted_newest_span_vetoes_the_blessing_unless_allowed(tmp_path, exported_model,
                                                                    allow):
-    from components.common.contract import INGEST_REPORT_FILE, VETOED_PROPERTY
-    examples = tmp_path / "examples"
-    shutil.copytree(exported_model.examples_uri, examples)
-    report = json.loads((examples / INGEST_REPORT_FILE).read_text())
-    report["drift"] = {"verdict": "drift", "span": 3, "previous_span": 2,
-                       "drifted": ["brightness"], "features": {
-                           name: {"value": 0.0, "threshold": 0.2, "drifted": False,
-                                  "detail": "unchanged"}
-                           for name in ("label", "size", "grayscale")}}
-    report["drift"]["features"]["brightness"] = {
-        "value": 0.9, "threshold": 0.1, "drifted": True,
-        "detail": "mean brightness 33 -> 222 of 255"}
-    (examples / INGEST_REPORT_FILE).write_text(json.dumps(report))
-    outputs = _evaluate(tmp_path, exported_model, str(examples), allow_drift=allow)
+    outputs = _evaluate(tmp_path, exported_model, allow_drift=allow,
+                        drift=_drifted(str(tmp_path / "drift")))
     blessing = outputs[specs.BLESSING_KEY][0]
     assert blessing.get_int_custom_property("blessed") == allow
     assert {"BLESSED", "NOT_BLESSED"} & set(os.listdir(blessing.uri)) == {
         "BLESSED" if allow else "NOT_BLESSED"}
     vetoed = blessing.get_string_custom_property(VETOED_PROPERTY)
     assert ("brightness" in vetoed and "--allow-drift" in vetoed) if not allow else not vetoed
+    assert read_drift(blessing.uri)["verdict"] == "drift"
 
 
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam

@@ -1,6 +1,7 @@
 """ImageExampleGen on a {SPAN} pattern, run for real: spans stored once, reused, combined."""
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -9,31 +10,41 @@ from PIL import Image
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_artifacts
 
-from components.common.contract import CLASS_TEXT_KEY, LABEL_KEY
+from components.common.contract import BRIGHTNESS_KEY, CLASS_TEXT_KEY, LABEL_KEY
 from components.image_example_gen.component import ImageExampleGen
-from components.image_example_gen.driver import input_fingerprint
+from components.image_example_gen.driver import ImageExampleGenDriver, input_fingerprint
+from components.image_example_gen.span_window import SUCCESS_FILE
+from components.image_example_gen.spans import SpanPatternError
 from components.image_example_gen.executor import Executor
 from pipeline.config import PipelineConfig
 
 pytestmark = pytest.mark.integration  # real Beam ingestion
 
 
-def _span(mnist_subset, target, classes, invert=False, take=slice(0, 10)):
+def _span(mnist_subset, target, classes, invert=False, take=slice(0, 10), ready=True):
+    """A span of digits; `ready`: its upload finished (_SUCCESS), else still arriving."""
     for name in classes:
         (target / name).mkdir(parents=True)
         for png in sorted((mnist_subset / name).iterdir())[take]:
             pixels = np.asarray(Image.open(png))
             Image.fromarray(255 - pixels if invert else pixels).save(target / name / png.name)
+    if ready:
+        (target / SUCCESS_FILE).write_bytes(b"")
 
 
-def _run(pattern, out, execution, **options):
+def _properties(pattern, out, **options):
     component = ImageExampleGen(input_base=pattern, options=PipelineConfig(
-        eval_percent=30, output=str(out.parent), **options).ingest_options())
-    examples = standard_artifacts.Examples()
-    examples.uri = str(out / "ImageExampleGen" / "examples" / str(execution))
+        data=pattern, eval_percent=30, output=str(out.parent), **options).ingest_options())
     props = dict(component.exec_properties)
     props["output_file_format"] = example_gen_pb2.FORMAT_TFRECORDS_GZIP
-    Executor().Do({}, {"examples": [examples]}, props)
+    return props
+
+
+def _run(pattern, out, execution, props=None, **options):
+    """The executor, as on Kubeflow (no driver), unless `props` come from the driver."""
+    examples = standard_artifacts.Examples()
+    examples.uri = str(out / "ImageExampleGen" / "examples" / str(execution))
+    Executor().Do({}, {"examples": [examples]}, props or _properties(pattern, out, **options))
     with open(os.path.join(examples.uri, "ingest_report.json")) as f:
         return examples, json.load(f)
 
@@ -51,7 +62,9 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
     first, report1 = _run(pattern, out, 1)
     assert [s["reused"] for s in report1["spans"]] == [False]
     assert first.get_int_custom_property("span") == 1 and first.span == 1
-    assert report1["drift"]["verdict"] == "not compared"
+    assert report1["drift"] == {"span": 1, "previous_span": None, "compared": False,
+                                "reason": "no earlier span"}
+    assert first.split_names == '["train", "eval"]'
 
     _span(mnist_subset, spans / "s2", ["0", "1", "2"], take=slice(0, 10))
     second, report2 = _run(pattern, out, 2)
@@ -67,8 +80,13 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
         feature = example.features.feature
         assert report2["classes"][feature[LABEL_KEY].int64_list.value[0]] == \
             feature[CLASS_TEXT_KEY].bytes_list.value[0].decode()
-    assert report2["drift"]["previous_span"] == 1
-    assert "brightness" not in report2["drift"]["drifted"]
+    # ImageExampleGen measures only: both spans whole, as two splits, for the drift check.
+    assert report2["drift"] == {"span": 2, "previous_span": 1, "compared": True, "reason": None}
+    assert second.split_names == '["train", "eval", "newest_span", "previous_span"]'
+    assert len(_examples(second.uri, "newest_span")) == 30
+    assert len(_examples(second.uri, "previous_span")) == 20
+    assert all(e.features.feature[BRIGHTNESS_KEY].float_list.value
+               for e in _examples(second.uri, "newest_span"))
     health = report2["data_health"]  # the window's: class counts of what it trains and evaluates
     per_class = report2["per_class"]
     assert health["class_counts"] == {c: sum(per_class[s][c] for s in per_class)
@@ -76,29 +94,79 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
     assert health["images"] == 20 + 30 and health["leakage"]["count"] == 0
 
 
-def test_an_inverted_span_drifts_on_brightness(tmp_path, mnist_subset):
+def test_a_span_outside_every_window_so_far_cannot_be_compared(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
     _span(mnist_subset, spans / "s1", ["0", "1"])
     _span(mnist_subset, spans / "s2", ["0", "1"], invert=True)
-    _, report = _run(str(spans / "s{SPAN}"), out, 1, train_spans=1)
+    examples, report = _run(str(spans / "s{SPAN}"), out, 1, train_spans=1)
     assert [s["span"] for s in report["spans"]] == [2]
     # Span 1 is outside the window and was never ingested: nothing to compare with.
-    assert report["drift"]["verdict"] == "not compared"
-    _, report = _run(str(spans / "s{SPAN}"), out, 2)
-    assert report["drift"]["verdict"] == "drift"
-    assert "brightness" in report["drift"]["drifted"]
+    assert report["drift"]["compared"] is False and "never ingested" in report["drift"]["reason"]
+    assert examples.split_names == '["train", "eval"]'
+    _, report = _run(str(spans / "s{SPAN}"), out, 2)  # the whole window: span 1 is ingested
+    assert report["drift"]["compared"] is True and report["drift"]["previous_span"] == 1
 
 
 def test_the_fingerprint_changes_with_a_new_span_and_only_then(tmp_path, mnist_subset):
     spans = tmp_path / "spans"
     _span(mnist_subset, spans / "s1", ["0", "1"])
-    pattern = str(spans / "s{SPAN}")
-    before = input_fingerprint(pattern, 0)
-    assert input_fingerprint(pattern, 0) == before and before[1:] == (1, None)
+    pattern, out = str(spans / "s{SPAN}"), tmp_path / "tfx"
+    before = input_fingerprint(_properties(pattern, out))
+    assert input_fingerprint(_properties(pattern, out))[:3] == before[:3]
+    assert before[1:3] == (1, None)
     _span(mnist_subset, spans / "s2", ["0", "1"])
-    after = input_fingerprint(pattern, 0)
+    after = input_fingerprint(_properties(pattern, out))
     assert after[0] != before[0] and after[1] == 2
-    assert input_fingerprint(pattern, 1)[0] != after[0]
+    assert input_fingerprint(_properties(pattern, out, train_spans=1))[0] != after[0]
+
+
+def test_a_span_still_uploading_waits_and_joins_once_marked_or_quiet(tmp_path, mnist_subset):
+    spans, out = tmp_path / "spans", tmp_path / "tfx"
+    pattern = str(spans / "s{SPAN}")
+    _span(mnist_subset, spans / "s1", ["0", "1"])
+    _span(mnist_subset, spans / "s2", ["0", "1"], take=slice(0, 5), ready=False)
+    first, report = _run(pattern, out, 1)
+    assert [s["span"] for s in report["spans"]] == [1] and first.span == 1
+    [left] = report["left_out"]
+    assert left["span"] == 2 and "_SUCCESS" in left["reason"]
+    # The upload goes on, then ends with the marker: the next run takes span 2.
+    _span(mnist_subset, spans / "s2", ["2"], ready=True)
+    _, report = _run(pattern, out, 2)
+    assert [(s["span"], s["reused"]) for s in report["spans"]] == [(1, True), (2, False)]
+    assert report["left_out"] == [] and "2" in report["classes"]
+    # Span 3's uploader writes no marker: it is taken once quiet for --span-quiet.
+    _span(mnist_subset, spans / "s3", ["0", "1"], ready=False)
+    assert _run(pattern, out, 3)[1]["left_out"][0]["span"] == 3
+    an_hour_ago = time.time() - 3600
+    for png in (spans / "s3").rglob("*.png"):
+        os.utime(png, (an_hour_ago, an_hour_ago))
+    _, report = _run(pattern, out, 4)
+    assert [(s["span"], s["reused"]) for s in report["spans"]][-1] == (3, False)
+
+
+def test_the_executor_ingests_the_window_the_driver_listed(tmp_path, mnist_subset):
+    spans, out = tmp_path / "spans", tmp_path / "tfx"
+    pattern = str(spans / "s{SPAN}")
+    _span(mnist_subset, spans / "s1", ["0", "1"])
+    _span(mnist_subset, spans / "s2", ["0", "1"], ready=False)
+    driver = ImageExampleGenDriver(metadata_handle=None)
+    props = driver.resolve_exec_properties(_properties(pattern, out), None, None)
+    (spans / "s2" / SUCCESS_FILE).write_bytes(b"")  # ready now, after the driver listed
+    examples, report = _run(pattern, out, 1, props=props)
+    assert [s["span"] for s in report["spans"]] == [1]
+    assert report["left_out"][0]["span"] == 2
+    assert examples.get_string_custom_property("spans") == "1"
+
+
+def test_span_names_the_window_end_and_a_missing_one_fails(tmp_path, mnist_subset):
+    spans, out = tmp_path / "spans", tmp_path / "tfx"
+    pattern = str(spans / "s{SPAN}")
+    for number in (1, 2, 3):
+        _span(mnist_subset, spans / f"s{number}", ["0", "1"], take=slice(0, 4))
+    examples, report = _run(pattern, out, 1, span=2)
+    assert [s["span"] for s in report["spans"]] == [1, 2] and examples.span == 2
+    with pytest.raises(SpanPatternError, match="--span 4: .* has no span 4"):
+        _run(pattern, out, 2, span=4)
 
 
 def test_class_ids_last_when_the_window_slides(tmp_path, mnist_subset):

@@ -15,8 +15,7 @@ _encode = functools.partial(encode.encode_image, max_pixels=DEFAULT_MAX_PIXELS)
 
 def _features(encoded):
     f = tf.train.Example.FromString(encoded[1]).features.feature
-    return {k: (v.bytes_list.value[0] if v.HasField("bytes_list") else v.int64_list.value[0])
-            for k, v in f.items()}
+    return {k: getattr(v, v.WhichOneof("kind")).value[0] for k, v in f.items()}
 
 
 @pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.jpg", "JPEG")])

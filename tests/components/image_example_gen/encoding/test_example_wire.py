@@ -33,3 +33,12 @@ def test_parses_back_with_tensorflow():
          "image/class/label": tf.io.FixedLenFeature([], tf.int64)})
     assert parsed["image/encoded"].numpy() == b"abc"
     assert parsed["image/class/label"].numpy() == 7
+
+
+@pytest.mark.parametrize("value", [0.0, 33.25, 254.99, 1e-3, -7.5])
+def test_float_features_equal_tf_train_example(value):
+    reference = tf.train.Example(features=tf.train.Features(feature={
+        "image/brightness": tf.train.Feature(float_list=tf.train.FloatList(value=[value])),
+        "image/height": tf.train.Feature(int64_list=tf.train.Int64List(value=[3]))}))
+    assert serialize_example({"image/brightness": value, "image/height": 3}) == \
+        reference.SerializeToString(deterministic=True)

@@ -118,3 +118,22 @@ def test_encoding_workers_measure_pixels_without_tensorflow_or_numpy():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_each_example_carries_its_mean_luminance_as_a_float_feature():
+    """StatisticsGen profiles image/brightness, which the DistributionValidator compares."""
+    import tensorflow as tf
+    image = Image.fromarray(np.full((40, 60), 200, np.uint8))
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    _, record, fact, _ = encode.encode_image(buf.getvalue(), "train", "c/a.png", 0, "c", 10**8)
+    feature = tf.train.Example.FromString(record).features.feature[encode.BRIGHTNESS_KEY]
+    assert feature.float_list.value[0] == pytest.approx(200.0)
+    assert fact[4] == encode.brightness_bucket(200.0) == 12
+    assert encode.pixel_measures(image) == (pytest.approx(200.0), 1)
+
+
+def test_without_a_brightness_the_example_has_no_such_feature():
+    import tensorflow as tf
+    _, record, _, _ = encode.encoded_example("train", b"x", "png", (2, 2, 1), "a", 0, "c", (0, 1))
+    assert encode.BRIGHTNESS_KEY not in tf.train.Example.FromString(record).features.feature

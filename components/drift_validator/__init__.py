@@ -1,0 +1,1 @@
+"""ImageDistributionValidator: TFX's DistributionValidator on the newest and the previous span."""
