@@ -15,6 +15,8 @@ from typing import List, Optional, Type, TypeVar
 from components.common.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
 from components.common.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
+from components.image_example_gen.spans import is_pattern
+from components.drift_validator.settings import DriftSettings
 from components.image_pusher.settings import PushSettings
 from components.model_card.settings import CardSettings
 from components.serving_validator.settings import ServingCheckSettings
@@ -50,9 +52,10 @@ def _field(default, help_text: str, **kwargs):
 
 
 def _drift(default: float, measure: str):
-    """A drift threshold's field: beyond it, the push is blocked (--allow-drift)."""
+    """A drift threshold of the DistributionValidator: beyond it, the Evaluator does not
+    bless (--allow-drift)."""
     return _field(default, f"Drift threshold on {measure}; beyond it the model is not "
-                           "pushed.")
+                           "blessed or pushed.")
 
 
 def _gate(measure: str, example: str, below: bool = False):
@@ -105,6 +108,14 @@ class PipelineConfig:
     train_spans: int = _field(0, "With a {SPAN} pattern: train on the latest N spans (0: "
                               "all); evaluation uses the newest span's eval split. "
                               "Example: --train-spans 3")
+    span: Optional[int] = _field(None, "With a {SPAN} pattern: the span this run expects. "
+                                 "The window ends at it (later spans wait for a later run), "
+                                 "and the run fails if it is missing or not ready. Default: "
+                                 "the newest ready span. Example: --span 47")
+    span_quiet: int = _field(600, "With a {SPAN} pattern: a span folder without a _SUCCESS "
+                             "file is ready once none of its files changed for this many "
+                             "seconds; until then runs leave it out. 0: ready at once. "
+                             "Example: --span-quiet 3600")
     warm_start: str = _field("on", "Start training from the last blessed model's weights "
                              "when its classes and input shape allow, with fewer epochs "
                              "(the plan says how many, and why).", choices=("on", "off"))
@@ -114,10 +125,12 @@ class PipelineConfig:
                                        "--mlflow-uri http://127.0.0.1:5000")
     allow_drift: bool = _field(False, "Push even when the newest span drifted from the one "
                                "before it (see the --drift-* thresholds).")
-    # The newest span against the one before (components/common/drift.py, docs/continuous.md).
-    drift_label: float = _drift(0.2, "class shares: the largest change of one (L-infinity)")
+    # The newest span against the one before, judged by TFDV's comparators
+    # (components/drift_validator/; defaults measured on photos: docs/continuous.md).
+    drift_label: float = _drift(0.15, "class shares: the largest change of one (L-infinity)")
     drift_brightness: float = _drift(0.1, "brightness: Jensen-Shannon divergence, base 2")
-    drift_size: float = _drift(1.0, "image size: |log2| of the median pixel counts' ratio")
+    drift_size: float = _drift(0.3, "image heights and widths: Jensen-Shannon divergence of "
+                                    "their quantiles, base 2")
     drift_grayscale: float = _drift(0.2, "the share of grayscale images: its change")
     # Trust (docs/trust.md): data health at ingestion, the audit at evaluation.
     dedupe: bool = _field(False, "Drop copies before training: of each group of exact or near "
@@ -265,10 +278,12 @@ class PipelineConfig:
             ("pipeline_name", _SAFE_NAME.match(self.pipeline_name) is not None, _NAME_RULE),
             ("state_dir", unset("state_dir") or not is_remote(self.state_dir),
              "must be a local folder (SQLite and file locks need one)"),
+            ("span", unset("span") or is_pattern(self.data),
+             "needs a {SPAN} pattern in --data"),
         ]
         problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels,
-                                    self.train_spans)
+                                    self.train_spans, self.span, self.span_quiet)
         problems += [(name, "must be in [0, 1]") for name in AUDIT_GATES
                      if getattr(self, name) is not None and not 0 <= getattr(self, name) <= 1]
         problems += [(name, "must be a finite number >= 0") for name in DRIFT_THRESHOLDS
@@ -333,8 +348,13 @@ class PipelineConfig:
 
     def ingest_options(self) -> IngestOptions:
         """The reader settings, for ImageExampleGen and `imagepipe ingest`."""
-        return self.settings_for(IngestOptions, span_store=os.path.join(
+        return self.settings_for(IngestOptions, expected_span=self.span, span_store=os.path.join(
             self.pipeline_root, EXAMPLE_GEN_ID, SPAN_STORE_DIR))
+
+    def drift_settings(self) -> DriftSettings:
+        """What the DistributionValidator is told: a threshold per feature."""
+        return DriftSettings(label=self.drift_label, brightness=self.drift_brightness,
+                             size=self.drift_size, grayscale=self.drift_grayscale)
 
     def push_settings(self) -> PushSettings:
         """What the Pusher is told: where TFLite versions go, and the drift rule."""
@@ -388,7 +408,7 @@ EXAMPLES = {
     "tflite_tolerance": "--tflite-tolerance 0.02", "verbose": "--verbose",
     "warm_start": "--warm-start off", "allow_drift": "--allow-drift",
     "drift_label": "--drift-label 0.3", "drift_brightness": "--drift-brightness 0.2",
-    "drift_size": "--drift-size 1.5", "drift_grayscale": "--drift-grayscale 0.5",
+    "drift_size": "--drift-size 0.4", "drift_grayscale": "--drift-grayscale 0.5",
     "dedupe": "--dedupe", "tune": "--tune", "tune_trials": "--tune --tune-trials 6",
     "tune_minutes": "--tune --tune-minutes 10",
 }

@@ -15,27 +15,30 @@ import tensorflow_model_analysis as tfma
 from tfx.components import ExampleValidator, SchemaGen, StatisticsGen, Trainer, Transform
 from tfx.dsl.components.base import executor_spec
 from tfx.dsl.components.common.resolver import Resolver
-from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
-    LatestBlessedModelStrategy)
+from tfx.dsl.experimental.conditionals.conditional import Cond
 from tfx.orchestration import metadata
 from tfx.orchestration.pipeline import Pipeline
 from tfx.proto import pusher_pb2, trainer_pb2, transform_pb2
 from tfx.types import standard_artifacts
-from tfx.types.channel import Channel
+from tfx.types.channel import Channel, ChannelWrappedPlaceholder
 
 from components.resolvers import latest_blessed_other as strategy
 from components.resolvers.latest_blessed_other import LatestBlessedOtherModelStrategy
 from components.common import contract as ids
-from components.common.contract import (EVAL, LABEL_KEY, PROBABILITIES, SERVING_DEFAULT, SLICE_KEYS,
-                                 TRAIN)
+from components.common.contract import (EVAL, LABEL_KEY, NEW_DATA_PROPERTY, NEWEST_SPAN_SPLIT,
+                                        PREVIOUS_SPAN_SPLIT, PROBABILITIES, SERVING_DEFAULT,
+                                        SLICE_KEYS, TRAIN)
 from components.image_example_gen.component import ImageExampleGen
+from components.drift_validator.component import ImageDistributionValidator
 from components.image_evaluator.component import ImageEvaluator
+from components.image_example_gen.spans import is_pattern
 from components.image_pusher.component import ImagePusher
 from components.model_card.component import ModelCardGenerator
 from components.serving_validator.component import ImageInfraValidator
 from components.tflite_converter.component import TFLiteConverter
 from components.image_tuner.component import ImageTuner
 from components.pushed_baseline.component import PushedBaseline
+from components.pushed_warm_start.component import PushedWarmStart
 from components.resolvers import latest_blessed_earlier_data as warm_start_strategy
 from components.resolvers.latest_blessed_earlier_data import LatestBlessedEarlierDataModelStrategy
 from modules.cluster import launcher
@@ -45,11 +48,12 @@ from pipeline.planning.plan import Plan
 
 # How each target finds the last blessed model:
 #   mlmd:   a resolver querying ML Metadata, skipping the candidate (local runs);
-#   vertex: TFX's stock LatestBlessedModelStrategy resolver, the only kind (with
-#           LatestArtifactStrategy) the Kubeflow V2 compiler accepts; Vertex runs it;
-#   pushed: the newest version in the push destination (open-source KFP, which
-#           cannot run resolvers); see components/pushed_baseline/latest.py.
-BASELINES = ("mlmd", "vertex", "pushed")
+#   pushed: the newest version in service in the push destination (Kubeflow and
+#           Vertex): open-source KFP cannot run resolvers, and on Vertex a
+#           resolver over its ML Metadata would not see a rollback's pin
+#           (served.json); see components/pushed_baseline/latest.py.
+BASELINES = ("mlmd", "pushed")
+DRIFT_SPLITS = (NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT)
 PREPROCESSING_FN = "modules.preprocessing.preprocessing_fn"
 RUN_FN = "modules.trainer.run_fn"
 TUNER_FN = "modules.tuning.search.tuner_fn"
@@ -90,30 +94,32 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
 
 def _baseline(kind: str, config: PipelineConfig, trainer):
     """The node whose `model` output is the baseline for the Evaluator (see BASELINES)."""
-    model_type = standard_artifacts.Model
-    blessing_type = standard_artifacts.ModelBlessing
-    if kind == "mlmd":
-        node = Resolver(
-            strategy_class=LatestBlessedOtherModelStrategy,
-            **{strategy.MODEL: Channel(type=model_type),
-               strategy.BLESSING: Channel(type=blessing_type),
-               strategy.CANDIDATE: trainer.outputs["model"]})
-    elif kind == "vertex":
-        node = Resolver(
-            strategy_class=LatestBlessedModelStrategy,
-            model=Channel(type=model_type),
-            model_blessing=Channel(type=blessing_type))
-    elif kind == "pushed":
+    if kind == "pushed":
         return PushedBaseline(candidate=trainer.outputs["model"],
                               serving_dir=config.serving_dir).with_id(ids.PUSHED_BASELINE_ID)
-    else:
+    if kind != "mlmd":
         raise ValueError(f"baseline must be one of {BASELINES}, got {kind!r}")
-    return node.with_id(ids.BASELINE_ID)
+    return Resolver(
+        strategy_class=LatestBlessedOtherModelStrategy,
+        **{strategy.MODEL: Channel(type=standard_artifacts.Model),
+           strategy.BLESSING: Channel(type=standard_artifacts.ModelBlessing),
+           strategy.CANDIDATE: trainer.outputs["model"]}).with_id(ids.BASELINE_ID)
 
 
-def _warm_start(example_gen):
-    """The resolver of the model the Trainer may start from (local runs: it needs ML
-    Metadata's lineage); see components/resolvers/latest_blessed_earlier_data.py."""
+def _warm_start(config: PipelineConfig, baseline_kind: str, example_gen):
+    """The node whose `model` the Trainer may start from, or None with warm start off.
+
+    Local runs: a resolver over ML Metadata's lineage
+    (components/resolvers/latest_blessed_earlier_data.py). Compiled ones, whose
+    steps cannot reach the cluster's ML Metadata: the version served now, read
+    from the push destination (components/pushed_warm_start/). Only with warm
+    start on: the base model is a Trainer input, and a change of it (a new
+    blessing, a rollback) would retrain on unchanged data.
+    """
+    if config.warm_start != "on":
+        return None
+    if baseline_kind != "mlmd":
+        return PushedWarmStart(serving_dir=config.serving_dir).with_id(ids.PUSHED_WARM_START_ID)
     return Resolver(
         strategy_class=LatestBlessedEarlierDataModelStrategy,
         **{strategy.MODEL: Channel(type=standard_artifacts.Model),
@@ -161,23 +167,60 @@ def _trainer(plan: Plan, example_gen, transform, schema_gen, base=None,
 
 
 def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
-    """The components in execution order, from a resolved plan (pipeline/planning/plan.py)."""
+    """The components in execution order, from a resolved plan (pipeline/planning/plan.py).
+
+    ImageExampleGen always runs; every later step runs only when it reports new
+    inputs (components/image_example_gen/novelty.py). The condition is TFX's `Cond`:
+    the local runner skips those steps, and the Kubeflow V2 compiler turns it
+    into each step's trigger condition, so a scheduled run without new data
+    trains and pushes nothing on every target.
+    """
     config = plan.config
-    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options()
-                                 ).with_id(ids.EXAMPLE_GEN_ID)
+    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options(),
+                                  serving_dir=config.serving_dir).with_id(ids.EXAMPLE_GEN_ID)
+    # Not `.future()`: in TFX 1.16 it fixes the placeholder's key to
+    # "_ImageExampleGen.examples", and the Kubeflow V2 compiler fills only empty keys,
+    # so a step that takes the examples as `examples` would get a condition on an
+    # input it does not have. Without a key, each step's own input key is used.
+    examples = ChannelWrappedPlaceholder(example_gen.outputs["examples"])
+    new_data = examples[0].custom_property(NEW_DATA_PROPERTY)
+    with Cond(new_data == 1):
+        later = _after_ingestion(plan, baseline_kind, example_gen)
+    return [example_gen, *later]
+
+
+def _data_checks(config: PipelineConfig, example_gen) -> List:
+    """StatisticsGen, SchemaGen, ExampleValidator and, for spans, the drift check."""
+    examples = example_gen.outputs["examples"]
     # Sketch-based top-k/uniques: TFDV's exact ones count every distinct value
     # of every bytes feature through a group-by, and each encoded image is a
     # distinct value, so memory grew with the data; sketches grow far less
-    # (measured: docs/performance.md).
+    # (measured: docs/performance.md). 100 quantile buckets: the drift check's size
+    # measure compares height and width quantiles, which 10 buckets leave noisy
+    # (docs/continuous.md, "Drift").
     statistics_gen = StatisticsGen(
-        examples=example_gen.outputs["examples"],
-        stats_options=tfdv.StatsOptions(use_sketch_based_topk_uniques=True)
+        examples=examples, stats_options=tfdv.StatsOptions(
+            use_sketch_based_topk_uniques=True, num_quantiles_histogram_buckets=100)
     ).with_id(ids.STATISTICS_GEN_ID)
-    schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                           infer_feature_shape=True).with_id(ids.SCHEMA_GEN_ID)
+    statistics = statistics_gen.outputs["statistics"]
+    # The two whole-span splits are for the drift check only.
+    schema_gen = SchemaGen(statistics=statistics, infer_feature_shape=True,
+                           exclude_splits=list(DRIFT_SPLITS)).with_id(ids.SCHEMA_GEN_ID)
     example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
-    ).with_id(ids.EXAMPLE_VALIDATOR_ID)
+        statistics=statistics, schema=schema_gen.outputs["schema"],
+        exclude_splits=list(DRIFT_SPLITS)).with_id(ids.EXAMPLE_VALIDATOR_ID)
+    drift = (ImageDistributionValidator(statistics=statistics, examples=examples,
+                                        settings=config.drift_settings()
+                                        ).with_id(ids.DRIFT_VALIDATOR_ID)
+             if is_pattern(config.data) else None)
+    return [statistics_gen, schema_gen, example_validator, *([drift] if drift else [])]
+
+
+def _after_ingestion(plan: Plan, baseline_kind: str, example_gen) -> List:
+    """Every step after ImageExampleGen, in execution order."""
+    config = plan.config
+    checks = _data_checks(config, example_gen)
+    schema_gen, drift = checks[1], (checks[3] if len(checks) > 3 else None)
     transform = Transform(
         examples=example_gen.outputs["examples"], schema=schema_gen.outputs["schema"],
         preprocessing_fn=PREPROCESSING_FN, materialize=False,
@@ -186,10 +229,7 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         disable_statistics=True,
         splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
         custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
-    # Only with warm start on: the base model is a Trainer input, and a change of it
-    # (a new blessing, a rollback) would retrain on unchanged data.
-    base = (_warm_start(example_gen)
-            if baseline_kind == "mlmd" and config.warm_start == "on" else None)
+    base = _warm_start(config, baseline_kind, example_gen)
     tuner = _tuner(plan, example_gen, transform, schema_gen) if config.tune else None
     trainer = _trainer(plan, example_gen, transform, schema_gen, base, tuner)
     baseline = _baseline(baseline_kind, config, trainer)
@@ -197,11 +237,11 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
         example_splits=[EVAL], allow_drift=config.allow_drift,
+        drift=drift.outputs["anomalies"] if drift else None,
         settings=config.audit_settings()).with_id(ids.EVALUATOR_ID)
     stages = _release(config, example_gen, trainer, evaluator)
-    return [example_gen, statistics_gen, *([base] if base is not None else []), schema_gen,
-            example_validator, transform, *([tuner] if tuner is not None else []), trainer,
-            baseline, evaluator, *stages]
+    return [checks[0], *([base] if base is not None else []), *checks[1:], transform,
+            *([tuner] if tuner is not None else []), trainer, baseline, evaluator, *stages]
 
 
 def _release(config: PipelineConfig, example_gen, trainer, evaluator) -> List:

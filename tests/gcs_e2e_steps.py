@@ -3,32 +3,26 @@
     bash scripts/with_gcs.sh --deny-bucket locked -- \
         .venv/bin/python tests/gcs_e2e_steps.py RESULTS.json WORKDIR
 
-Uploads the bundled digits, runs `imagepipe run`, `predict`, bad-input
-commands and the compiled Kubeflow package against gs://imagepipe-test, and
+Uploads the bundled digits, runs `imagepipe run`, `predict` and bad-input
+commands against gs://imagepipe-test, and
 writes what each step returned and found to RESULTS.json for the test to check.
 """
 import gzip
 import json
 import os
-import subprocess
 import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+from tests.gcs_harness import command  # noqa: E402  (after the path set-up)
 BUCKET = "gs://imagepipe-test"
 BIN = os.path.dirname(sys.executable)
 MNIST_PNG = os.path.join(REPO, "data", "mnist_1k", "png")
 
 
 def _command(*args, timeout=900) -> dict:
-    started = time.monotonic()
-    result = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
-                            cwd=WORKDIR)
-    # A run prints a line per epoch: 20,000 characters keep its header (the plan, the
-    # state folder) as well as its summary.
-    return {"code": result.returncode, "stdout": result.stdout[-20000:],
-            "stderr": result.stderr[-3000:], "seconds": round(time.monotonic() - started, 1)}
+    return command(*args, cwd=WORKDIR, timeout=timeout)
 
 
 def _imagepipe(*args, **kwargs) -> dict:
@@ -166,26 +160,10 @@ def bad_inputs() -> dict:
     }
 
 
-def kubeflow() -> dict:
-    """The compiled package, run as open-source KFP does, with a gs:// pipeline root."""
-    spec = os.path.join(WORKDIR, "spec.yaml")
-    compiled = _imagepipe("compile", "--target", "kubeflow", "--image", "example.com/ip:1",
-                          "--pipeline-root", f"{BUCKET}/root", "--data", f"{BUCKET}/digits",
-                          "--image-size", "28", "--channels", "1", "--train-steps", "3",
-                          "--accuracy-threshold", "0", "--quantize", "none",
-                          "--output-file", spec)
-    if compiled["code"] != 0:
-        return {"compile": compiled}
-    run = _command(sys.executable, os.path.join(REPO, "kubeflow", "run_local.py"), spec)
-    import tensorflow as tf
-    return {"compile": compiled, "run": run,
-            "pushed": tf.io.gfile.glob(f"{BUCKET}/root/serving/imagepipe/*/saved_model.pb")}
-
-
 def main(results_path: str) -> None:
     results = {}
     for step in (upload_digits, run_pipeline, predict, formats, dedupe, files_in_the_bucket,
-                 bad_inputs, kubeflow):
+                 bad_inputs):
         try:
             results[step.__name__] = step()
         except Exception:  # noqa: BLE001  (the test shows it; later steps still run)

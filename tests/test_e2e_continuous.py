@@ -36,6 +36,7 @@ def _span(target, take: slice, invert=False) -> None:
         for name in sorted(os.listdir(os.path.join(MNIST, label)))[take]:
             pixels = np.asarray(Image.open(os.path.join(MNIST, label, name)))
             Image.fromarray(255 - pixels if invert else pixels).save(target / label / name)
+    (target / "_SUCCESS").write_bytes(b"")  # the upload is complete: the span is ready
 
 
 def _run(spans, out, *extra):
@@ -73,6 +74,8 @@ def history(tmp_path_factory):
     first = runs[0][0]["pushed"]["version"]
     rollback = _imagepipe("rollback", "--output", out, "--to", first).stdout
     runs.append(_run(spans, out))
+    # A looser brightness threshold: the judging stages run again, not the ingestion.
+    runs.append(_run(spans, out, "--drift-brightness", 1))  # JS lies in 0..1
     return {"runs": runs, "out": out, "rollback": rollback, "mlflow": tracked}
 
 
@@ -138,6 +141,16 @@ def test_rollback_serves_version_one_and_the_next_run_compares_against_it(histor
     # And the Trainer started from it: the rolled-back version 2 is no starting point.
     summary = history["runs"][3][0]
     assert summary["warm_start"]["from"] == pushed_from["source_uri"]
+
+
+def test_a_changed_drift_threshold_rejudges_without_ingesting_again(history):
+    before, (summary, stdout) = history["runs"][3][0], history["runs"][4]
+    assert "ImageExampleGen" in summary["cached"] and "Trainer" in summary["cached"]
+    assert "DistributionValidator" not in summary["cached"]
+    assert "Evaluator" not in summary["cached"]
+    assert before["drift"]["verdict"] == "drift"
+    assert summary["drift"]["verdict"] == "ok", summary["drift"]
+    assert summary["drift"]["features"]["brightness"]["threshold"] == 1
 
 
 def test_the_run_is_logged_to_mlflow_with_its_spans_verdicts_and_push(history):

@@ -3,19 +3,17 @@
 `scripts/with_gcs.sh` starts fake-gcs-server in a private network namespace;
 tests/gcs_e2e_steps.py runs inside it: it uploads the bundled digits, runs
 `imagepipe run --data gs://… --output gs://…`, `imagepipe predict` from and to
-the bucket, the bad-input cases, and the compiled Kubeflow package on a
-gs:// pipeline root. The test reads what each step returned and left. The
-bucket `locked` exists but refuses every request (HTTP 403).
+the bucket, and the bad-input cases (the compiled Kubeflow package on a gs://
+pipeline root is tests/test_e2e_kubeflow_weeks.py's). The test reads what each
+step returned and left. The bucket `locked` exists but refuses every request
+(HTTP 403).
 """
-import json
 import os
-import pathlib
-import subprocess
-import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from tests.gcs_harness import REPO, run_steps
+
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0, reason="needs root: scripts/with_gcs.sh creates a network namespace")]
 
@@ -23,16 +21,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("gcs_e2e")
-    path = work / "results.json"
-    completed = subprocess.run(
-        ["bash", str(REPO / "scripts" / "with_gcs.sh"), "--deny-bucket", "locked", "--",
-         sys.executable,
-         str(REPO / "tests" / "gcs_e2e_steps.py"), str(path), str(work)],
-        capture_output=True, text=True, timeout=1500, cwd=REPO)
-    assert path.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
-    found = json.loads(path.read_text())
-    found["harness"] = {"code": completed.returncode, "stderr": completed.stderr[-3000:]}
-    return found
+    return run_steps(REPO / "tests" / "gcs_e2e_steps.py", work / "results.json", work,
+                     gcs_flags=("--deny-bucket", "locked"))
 
 
 def _ok(step: dict) -> dict:
@@ -106,12 +96,3 @@ def test_bad_buckets_and_prefixes_exit_2_naming_the_uri(results, case, words):
     assert step["code"] == 2, step["stdout"][-2000:] + step["stderr"][-2000:]
     assert all(word in step["stderr"] for word in words), step["stderr"]
     assert "Traceback" not in step["stderr"]
-
-
-def test_the_compiled_kubeflow_package_runs_on_a_gs_pipeline_root(results):
-    found = results["kubeflow"]
-    _ok(found.get("compile", found))
-    run = _ok(found.get("run", found))
-    assert len([line for line in run["stdout"].splitlines() if line.startswith("done ")]) == 12
-    assert len(found["pushed"]) == 1 and found["pushed"][0].startswith(
-        "gs://imagepipe-test/root/serving/imagepipe/")

@@ -22,6 +22,9 @@ CHANNELS_KEY = "image/channels"
 LABEL_KEY = "image/class/label"  # int64, 0-based, in labels.txt order
 CLASS_TEXT_KEY = "image/class/text"
 FILENAME_KEY = "image/filename"
+# float: the image's mean luminance, 0..255 (ITU-R 601 weights, on a thumbnail), so that
+# StatisticsGen profiles it and the DistributionValidator compares it between spans.
+BRIGHTNESS_KEY = "image/brightness"
 # Slices the Evaluator reports accuracy on (components/image_example_gen/data_health/slices.py):
 # bytes features that ingestion derives from each image, and the user's group.
 SIZE_SLICE_KEY = "image/slice/size"
@@ -38,6 +41,11 @@ LABEL_XF = "label"
 TRAIN = "train"
 EVAL = "eval"
 SPLITS = (TRAIN, EVAL)
+# Two more in a span window whose previous span was ingested: every example of the
+# newest span, and of the span before it. StatisticsGen profiles them as any split,
+# and the DistributionValidator compares the two (components/drift_validator/).
+NEWEST_SPAN_SPLIT = "newest_span"
+PREVIOUS_SPAN_SPLIT = "previous_span"
 
 # --- Component ids of the DAG (pipeline/dag.py sets them) ---
 # Components are addressed by these in ML Metadata, summary.json, the logs and
@@ -49,9 +57,11 @@ EXAMPLE_VALIDATOR_ID = "ExampleValidator"
 TRANSFORM_ID = "Transform"
 TUNER_ID = "Tuner"  # only with --tune, between Transform and the Trainer
 TRAINER_ID = "Trainer"
-BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs, Vertex)
+BASELINE_ID = "latest_blessed_model_resolver"  # a resolver (local runs)
 WARM_START_ID = "warm_start_model_resolver"  # the Trainer's base model (local runs)
 PUSHED_BASELINE_ID = "pushed_baseline"  # not a resolver, so not named like one (open-source KFP)
+PUSHED_WARM_START_ID = "pushed_warm_start"  # the Trainer's base model on KFP and Vertex
+DRIFT_VALIDATOR_ID = "DistributionValidator"  # the newest span against the previous
 EVALUATOR_ID = "Evaluator"
 INFRA_VALIDATOR_ID = "InfraValidator"  # the serving check, before anything is converted
 TFLITE_CONVERTER_ID = "TFLiteConverter"
@@ -71,6 +81,13 @@ LABELS_FILE = "labels.txt"  # class names in label-id order, one per line
 INGEST_REPORT_FILE = "ingest_report.json"  # counts per split and class, skipped files
 # The ingest report's key for duplicates, conflicts, leakage and class counts.
 DATA_HEALTH_KEY = "data_health"
+# The ingest report's key, in a span window, for the spans whose drift is judged:
+# {"span", "previous_span" (or None), "compared": whether the examples hold both spans'
+# splits, "reason": why not, or None} (`drift_entry`).
+DRIFT_KEY = "drift"
+# The drift verdict (components/common/drift.py): written by the DistributionValidator
+# in its ExampleAnomalies, and copied by the Evaluator into the ModelBlessing's folder.
+DRIFT_FILE = "drift.json"
 # The Evaluator's audit (components/image_evaluator/audit/): written in the Evaluation
 # artifact, and copied into the ModelBlessing's folder for the Pusher's model card.
 AUDIT_FILE = "audit.json"
@@ -96,10 +113,19 @@ TFLITE_MODEL_FILE, TFLITE_INFO_FILE = "model.tflite", "model_info.json"
 # --- Custom properties one stage sets and later ones read ---
 # On a ModelBlessing the Evaluator un-blessed: why (a drifted newest span).
 VETOED_PROPERTY = "vetoed"
+# On the DistributionValidator's ExampleAnomalies: the verdict ("ok", "drift", "not
+# compared"); on the ModelBlessing of an Evaluator given it: the whole verdict, as JSON.
+DRIFT_VERDICT_PROPERTY = "drift_verdict"
+DRIFT_PROPERTY = "drift"
 # On every ModelBlessing: the candidate's overall accuracy (float), which the Pusher records.
 ACCURACY_PROPERTY = "accuracy"
 # On the Examples of a {SPAN} pattern: the window's spans, "1,2,3", beside TFX's `span`.
 SPANS_PROPERTY = "spans"
+# ImageExampleGen's verdict on its inputs (components/image_example_gen/novelty.py): the
+# steps after it run only when NEW_DATA_PROPERTY is 1 (pipeline/dag.py's condition).
+NEW_DATA_PROPERTY = "new_data"
+NEW_DATA_REASON_PROPERTY = "new_data_reason"
+INPUTS_DIGEST_PROPERTY = "inputs_digest"  # what the Pusher records as judged
 
 # --- Files in the exported SavedModel (written by the Trainer) ---
 NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std
@@ -165,6 +191,22 @@ def ingest_report(examples_uri: Optional[str]) -> dict:
     if not examples_uri or not files.exists(os.path.join(examples_uri, INGEST_REPORT_FILE)):
         return {}
     return read_ingest_report(examples_uri)
+
+
+def drift_entry(report: dict) -> Optional[dict]:
+    """The ingest report's DRIFT_KEY entry, its keys all present; None outside a span
+    window (a single dataset, another ExampleGen's examples)."""
+    entry = report.get(DRIFT_KEY)
+    if not entry:
+        return None
+    return {"span": entry.get("span"), "previous_span": entry.get("previous_span"),
+            "compared": bool(entry.get("compared")), "reason": entry.get("reason")}
+
+
+def read_drift(uri: Optional[str]) -> Optional[dict]:
+    """The drift verdict (DRIFT_FILE) in an artifact's folder, or None without one."""
+    path = os.path.join(uri, DRIFT_FILE) if uri else None
+    return json.loads(files.read_text(path)) if path and files.exists(path) else None
 
 
 def split_size(examples_uri: str, split: str) -> int:

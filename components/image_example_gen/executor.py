@@ -14,11 +14,13 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.common.contract import SPANS_PROPERTY, SPLITS
-from components.image_example_gen import span_ingest, spans
-from components.image_example_gen.driver import record_input_without_driver, tree_fingerprint
+from components.common.contract import (NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT, SPANS_PROPERTY,
+                                        SPLITS, drift_entry)
+from components.image_example_gen import span_ingest
+from components.image_example_gen.driver import record_input_without_driver
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
+from components.image_example_gen.novelty import novelty
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
 from components.common.parameters import decode
@@ -43,17 +45,24 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             output_dict[standard_component_specs.EXAMPLES_KEY])
         options = decode(IngestOptions, exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
-        record_input_without_driver(examples, exec_properties)
+        window = record_input_without_driver(examples, exec_properties)
         _record_span_properties(examples)
+        new, reason = novelty(examples, exec_properties)
+        if not new:  # the later steps' condition is false: nothing to write for them
+            print(f"ImageExampleGen: {reason}; the later steps are skipped", flush=True)
+            examples.split_names = artifact_utils.encode_split_names([])
+            return
         examples.split_names = artifact_utils.encode_split_names(list(SPLITS))
         split_dirs = {s: artifact_utils.get_split_uri([examples], s) for s in SPLITS}
         processes = local_processes(self._beam_pipeline_args)
-        if spans.is_pattern(root):
-            report = span_ingest.ingest_window(root, options, examples.uri, split_dirs,
-                                               self._make_beam_pipeline, processes,
-                                               tree_fingerprint)
+        if window is not None:
+            report = span_ingest.ingest_window(window, options, examples.uri, split_dirs,
+                                               self._make_beam_pipeline, processes)
             examples.set_string_custom_property(SPANS_PROPERTY,
                                                 span_ingest.window_names(report))
+            if drift_entry(report)["compared"]:  # the two spans whole, for the drift check
+                examples.split_names = artifact_utils.encode_split_names(
+                    [*SPLITS, NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT])
         else:
             listing = list_dataset(root, options)
             with self._make_beam_pipeline() as pipeline:

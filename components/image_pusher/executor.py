@@ -1,7 +1,8 @@
 """TFX adapter: the stock Pusher executor's inputs and outputs over push.py.
 
 The blessing check is TFX's (the Evaluator's and the InfraValidator's); then
-the drift gate (components/common/drift.py); then push.push publishes what the
+the drift gate (components/common/drift.py) on the verdict the Evaluator recorded
+on its blessing; then push.push publishes what the
 stages before it made: the stamped model, the TFLite folder that passed its
 gate, the model card. What happened goes into the PushedModel's custom
 properties, which summary.json reads.
@@ -16,8 +17,10 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils, proto_utils
 
-from components.common.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG, MODEL_CARD_JSON,
-                                        MODEL_CARD_KEY, TFLITE_MODEL_KEY)
+from components.common.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG,
+                                        INPUTS_DIGEST_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
+                                        SPANS_PROPERTY, TFLITE_MODEL_KEY)
+from components.common.judged_inputs import record_judged
 from components.common.provenance import release_of
 from components.image_pusher.push import PushInputs, PushOutcome, push
 from components.image_pusher.settings import PushSettings
@@ -26,7 +29,7 @@ from components.common.storage import files
 from components.common.storage.tree_copy import copy_tree
 from components.common import tfx_internals
 
-EXAMPLES_KEY = keys.EXAMPLES_KEY  # optional: the ingest report (drift, spans)
+EXAMPLES_KEY = keys.EXAMPLES_KEY  # optional: the ingest report (spans)
 # Custom properties beside the stock Pusher's: why nothing was pushed (drift, a rolled-back
 # model), the drift a push went ahead despite, the version's model_card.json, the TFLite one.
 BLOCKED, DRIFT_OVERRIDDEN = "blocked", "drift_overridden"
@@ -39,18 +42,32 @@ class Executor(pusher_executor.Executor):
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
-        """Checks both blessings and drift, then pushes; records the outcome."""
+        """Checks both blessings and drift, then pushes; records the outcome, and that
+        these inputs were judged (components/common/judged_inputs.py)."""
         tfx_internals.log_startup(self, input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(output_dict[keys.PUSHED_MODEL_KEY])
+        outcome = self._push(input_dict, exec_properties, model_push)
+        examples = (input_dict.get(EXAMPLES_KEY) or [None])[0]
+        if examples is not None and examples.has_custom_property(INPUTS_DIGEST_PROPERTY):
+            record_judged(_base_directory(exec_properties),
+                          examples.get_string_custom_property(INPUTS_DIGEST_PROPERTY),
+                          examples.get_string_custom_property(SPANS_PROPERTY) or None,
+                          _decision(outcome), outcome.version if outcome.pushed else None)
+
+    def _push(self, input_dict: Dict[str, List[types.Artifact]],
+              exec_properties: Dict[str, Any], model_push: types.Artifact) -> PushOutcome:
         if not self.CheckBlessing(input_dict):
             tfx_internals.mark_not_pushed(self, model_push)
-            return
+            return PushOutcome(False, blocked="not blessed")
         settings = decode(PushSettings, exec_properties)
         release = release_of((input_dict.get(EXAMPLES_KEY) or [None])[0],
                              artifact_utils.get_single_instance(
-                                 input_dict[keys.MODEL_BLESSING_KEY]), settings.allow_drift)
+                                 input_dict[keys.MODEL_BLESSING_KEY]), settings.allow_drift,
+                             _base_directory(exec_properties))
         if release.blocked:
-            return self._record(model_push, None, PushOutcome(False, blocked=release.blocked))
+            outcome = PushOutcome(False, blocked=release.blocked)
+            self._record(model_push, None, outcome)
+            return outcome
         if release.record.get(DRIFT_OVERRIDDEN):
             model_push.set_string_custom_property(DRIFT_OVERRIDDEN,
                                                   release.record[DRIFT_OVERRIDDEN])
@@ -59,7 +76,9 @@ class Executor(pusher_executor.Executor):
                                 input_dict[keys.MODEL_KEY]).uri,
                             base=_base_directory(exec_properties), record=release.record,
                             tflite_dir=_converted(input_dict), card=_draft_card(input_dict))
-        self._record(model_push, inputs.model_path, push(inputs, settings))
+        outcome = push(inputs, settings)
+        self._record(model_push, inputs.model_path, outcome)
+        return outcome
 
     def _record(self, model_push: types.Artifact, model_path, outcome: PushOutcome) -> None:
         """The outcome, as custom properties; a pushed model is copied into the output."""
@@ -74,6 +93,12 @@ class Executor(pusher_executor.Executor):
         copy_tree(model_path, model_push.uri)
         tfx_internals.mark_pushed(self, model_push, outcome.serving_path,
                                   str(outcome.version))
+
+
+def _decision(outcome: PushOutcome) -> str:
+    if outcome.pushed:
+        return f"pushed version {outcome.version}"
+    return f"not pushed: {outcome.blocked or 'refused'}"
 
 
 def _stamped_or(model_path: str, input_dict: Dict[str, List[types.Artifact]]) -> str:

@@ -1,16 +1,18 @@
 """`imagepipe compile`: the same DAG as `imagepipe run`, for Kubeflow Pipelines or Vertex AI.
 
 kubeflow: a bare PipelineSpec YAML at schema 2.1.0 (all the open-source KFP
-  API server accepts), with no resolver executors (it cannot run them; the
-  baseline comes from the push destination, components/pushed_baseline), and
+  API server accepts), with no resolver executors (it cannot run them), and
   GKE node selectors in a second YAML document, KFP's Kubernetes platform spec.
-vertex: a PipelineJob JSON (same schema); Vertex runs TFX's latest-blessed-model
-  resolver.
+vertex: a PipelineJob JSON (same schema).
+On both, the baseline and the warm-start base come from the push destination
+(components/pushed_baseline, components/pushed_warm_start), so a rollback's pin
+is honoured, and the steps after ImageExampleGen run only on new inputs.
 
 Nothing is uploaded and no cloud storage is read: user code is in the image
 and referenced by dotted paths, and the image shape comes from local data or
 --image-size/--channels.
 """
+import hashlib
 import json
 import os
 import re
@@ -20,8 +22,10 @@ from typing import List, Optional
 import yaml
 
 from pipeline.kubeflow.accelerators import Accelerator
-from components.common.contract import EXAMPLE_GEN_ID, TRAINER_ID, TUNER_ID
+from components.common.contract import (EXAMPLE_GEN_ID, PUSHED_WARM_START_ID, TRAINER_ID,
+                                        TUNER_ID)
 from components.image_example_gen import spans
+from components.image_example_gen.novelty import PIPELINE_DIGEST_KEY
 from components.common.storage import files
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
@@ -127,7 +131,7 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     plan = _plan(config, accelerator, trainer_memory)
     from pipeline.dag import create_pipeline  # heavy: TFX, after the checks above
     pipeline = create_pipeline(plan, config.beam_pipeline_args,
-                               baseline_kind="pushed" if target == "kubeflow" else "vertex",
+                               baseline_kind="pushed",
                                setup_file=CONTAINER_SETUP_FILE)
     trainer = next(c for c in pipeline.components if c.id == TRAINER_ID)
     tfjob = _place_trainer(trainer, config, target, image, accelerator, trainer_memory,
@@ -137,13 +141,12 @@ def compile_pipeline(config: PipelineConfig, target: str, image: str, output_fil
     tuner = next((c for c in pipeline.components if c.id == TUNER_ID), None)
     if tuner is not None:
         tuner.with_platform_config(_resources(accelerator, target, trainer_memory))
-    text = _tfx_compiled(pipeline, target, image)
-    if spans.is_pattern(config.data):
-        text = _always_ingest(text, target)
+    text = _never_cached(_tfx_compiled(pipeline, target, image), target)
     if target == "kubeflow":
         # Node selectors for the steps that train here: not a TFJob's submitting step.
         placed = ([TUNER_ID] if tuner is not None else []) + ([] if tfjob else [TRAINER_ID])
         text = _finish_kubeflow(text, accelerator, config.pipeline_root, placed)
+    text = with_pipeline_digest(text, target)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         f.write(text)
@@ -239,23 +242,57 @@ def _tfx_compiled(pipeline, target: str, image: str) -> str:
             return f.read()
 
 
-def _always_ingest(text: str, target: str) -> str:
-    """ImageExampleGen's step without KFP's cache when --data names spans.
+def _documents(text: str, target: str):
+    """(every document, the PipelineSpec dict among them) of a compiled package."""
+    documents = list(yaml.safe_load_all(text)) if target == "kubeflow" else [json.loads(text)]
+    first = documents[0]
+    return documents, (first if target == "kubeflow" else first["pipelineSpec"])
 
-    KFP keys its cache on a step's inputs and parameters, and the pattern
-    is the same string whether or not a span arrived: the step would be a
-    cache hit and never see a new span. Run, it lists the spans and ingests
-    only those its span store lacks. KFP keys the later steps' cache on their
-    input artifacts' ids, which are new each run, so they run again too
-    (docs/continuous.md says so).
-    """
-    document = yaml.safe_load(text) if target == "kubeflow" else json.loads(text)
-    spec = document if target == "kubeflow" else document["pipelineSpec"]
-    task = spec["root"]["dag"]["tasks"][EXAMPLE_GEN_ID]
-    task.setdefault("cachingOptions", {})["enableCache"] = False
+
+def _dumped(documents: list, target: str) -> str:
     if target == "kubeflow":
-        return yaml.safe_dump(document, sort_keys=False)
-    return json.dumps(document, indent=2, sort_keys=True)
+        return yaml.safe_dump_all(documents, sort_keys=False)
+    return json.dumps(documents[0], indent=2, sort_keys=True)
+
+
+def _never_cached(text: str, target: str) -> str:
+    """ImageExampleGen and the warm-start step without KFP's cache: they always run.
+
+    KFP keys its cache on a step's inputs and parameters, and `--data` is the
+    same string whether or not data arrived, so a cached step would never see
+    a new span or a changed file. Run, it lists the data, ingests only what its
+    span store lacks, and says whether its inputs are new; the later steps'
+    trigger conditions read that (pipeline/dag.py). The warm-start step reads the
+    push destination and has no input that changes when a version is pushed, so a
+    cached answer would be the first run's for good.
+    """
+    documents, spec = _documents(text, target)
+    for step in (EXAMPLE_GEN_ID, PUSHED_WARM_START_ID):
+        task = spec["root"]["dag"]["tasks"].get(step)
+        if task is not None:
+            task.setdefault("cachingOptions", {})["enableCache"] = False
+    return _dumped(documents, target)
+
+
+def _digest_parameter(spec: dict) -> dict:
+    parameters = spec["root"]["dag"]["tasks"][EXAMPLE_GEN_ID]["inputs"]["parameters"]
+    return parameters[PIPELINE_DIGEST_KEY]["runtimeValue"]
+
+
+def with_pipeline_digest(text: str, target: str) -> str:
+    """The package with ImageExampleGen's `pipeline_digest` set to a digest of the package.
+
+    Everything a run's model depends on is in the package: the module file's
+    text, every flag, the image. ImageExampleGen adds the digest to its inputs'
+    (components/image_example_gen/novelty.py), so a scheduled run of a
+    recompiled package with any change is new, and one of the same package
+    on the same data is not. The digest is taken with the parameter empty.
+    """
+    documents, spec = _documents(text, target)
+    _digest_parameter(spec)["constant"] = ""
+    digest = hashlib.sha256(_dumped(documents, target).encode()).hexdigest()
+    _digest_parameter(spec)["constant"] = digest
+    return _dumped(documents, target)
 
 
 def _finish_kubeflow(text: str, accelerator: Optional[Accelerator], pipeline_root: str,

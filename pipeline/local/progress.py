@@ -19,6 +19,12 @@ def format_line(event: str, node: str, seconds: float = None, cached: bool = Fal
     return f"{event:<9} {node:<30}{timing}{'  cached' if cached else ''}".rstrip()
 
 
+def was_skipped(result) -> bool:
+    """Whether a launch ran nothing because its condition was false: TFX's launcher then
+    returns an ExecutionInfo with no execution (launcher._prepare_execution, Skip)."""
+    return result is not None and getattr(result, "execution_id", 0) is None
+
+
 def _cached(was_cached: Callable[[str], bool], node: str) -> bool:
     """The marker only: a failed MLMD lookup must not fail a component that succeeded."""
     try:
@@ -45,8 +51,11 @@ def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterat
         except BaseException:
             print(format_line("FAILED", node, time.time() - start), file=out, flush=True)
             raise
-        print(format_line("done", node, time.time() - start, _cached(was_cached, node)),
-              file=out, flush=True)
+        if was_skipped(result):
+            print(format_line("skipped", node), file=out, flush=True)
+        else:
+            print(format_line("done", node, time.time() - start, _cached(was_cached, node)),
+                  file=out, flush=True)
         return result
 
     launcher_class.launch = launch

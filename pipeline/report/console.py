@@ -98,8 +98,18 @@ def _numbers(values: List[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
+def _time_line(summary: dict) -> str:
+    return (f"time      {summary['timings_s']['total']:.1f}s total, "
+            f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
+            + ", ".join(f"{node} {seconds:.1f}" for node, seconds
+                        in summary["timings_s"].items() if node != "total"))
+
+
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
+    if not summary.get("new_data", {"new": True})["new"]:
+        return "\n".join([f"nothing   new: {summary['new_data']['reason']}; nothing was "
+                          "trained or pushed", _time_line(summary)])
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
     accuracy = evaluation["accuracy"]
     baseline = evaluation["baseline_accuracy"]
@@ -119,9 +129,6 @@ def format_summary(summary: dict) -> str:
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         *tuning_lines(summary.get("tuning")),
         *_training_line(summary.get("training")),
-        f"time      {summary['timings_s']['total']:.1f}s total, "
-        f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
-        + ", ".join(f"{node} {seconds:.1f}" for node, seconds in summary["timings_s"].items()
-                    if node != "total"),
+        _time_line(summary),
     ]
     return "\n".join(lines)

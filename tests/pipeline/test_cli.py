@@ -127,7 +127,7 @@ def test_compile_writes_the_spec_and_says_where(tmp_path):
                         "--dataflow-project", "p", "--dataflow-region", "europe-west4",
                         "--dataflow-temp-location", "gs://b/tmp", "--output-file", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == (f"compiled imagepipe for kubeflow: 12 steps, "
+    assert result.stdout.strip() == (f"compiled imagepipe for kubeflow: 13 steps, "
                                      f"schema 2.1.0 -> {out}")
     text = out.read_text()
     for arg in ("--runner=DataflowRunner", "--project=p", "--region=europe-west4",

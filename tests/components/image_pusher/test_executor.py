@@ -36,11 +36,12 @@ def _artifact(kind, uri):
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
          saved_model: str = None, report: dict = None, spans: str = None,
          accuracy: float = None, allow_drift: bool = False, model_name: str = "model",
-         audit: dict = None):
+         audit: dict = None, drift: dict = None):
     """The four executors on a Model artifact holding `saved_model` (a copy); with
     `report`, an Examples input whose ingest_report.json it is (and `spans` its
-    property); with `audit`, the Evaluator's audit.json in the blessing. Returns the
-    PushedModel; STAGES[its URI] holds the stages' outputs."""
+    property); with `audit`, the Evaluator's audit.json in the blessing; with `drift`,
+    the drift verdict the Evaluator recorded on it. Returns the PushedModel;
+    STAGES[its URI] holds the stages' outputs."""
     model = _artifact(standard_artifacts.Model, tmp_path / model_name)
     if not os.path.exists(os.path.join(model.uri, "Format-Serving")):
         shutil.copytree(saved_model, os.path.join(model.uri, "Format-Serving"))
@@ -52,6 +53,8 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
             json.dump(audit, f)
     if accuracy is not None:
         blessing.set_float_custom_property("accuracy", accuracy)
+    if drift is not None:
+        blessing.set_string_custom_property("drift", json.dumps(drift))
     config = PipelineConfig(model_name="digits", allow_drift=allow_drift)
     inputs = {keys.MODEL_KEY: [model], keys.MODEL_BLESSING_KEY: [blessing]}
     if tflite or report is not None:  # examples without splits: int8 has no images
@@ -184,20 +187,25 @@ def test_a_model_that_cannot_be_served_is_not_pushed_and_says_why(tmp_path):
         tmp_path / "serving" / "digits")
 
 
-def _drift_report(verdict="drift"):
+# The ingest report of a span window: its drift entry only says which spans were compared.
+SPANS_REPORT = {"spans": [{"span": 3}],
+                "drift": {"span": 3, "previous_span": 2, "compared": True, "reason": None}}
+
+
+def _verdict(verdict="drift"):
+    """The verdict the Evaluator records on the blessing (components/common/drift.py)."""
     features = {name: {"value": 0.0, "threshold": 0.2, "drifted": False,
                        "detail": "unchanged"} for name in ("label", "grayscale")}
-    features["size"] = {"value": 0.0, "threshold": 1.0, "drifted": False, "detail": "same"}
+    features["size"] = {"value": 0.0, "threshold": 0.3, "drifted": False, "detail": "same"}
     features["brightness"] = {"value": 0.6, "threshold": 0.1, "drifted": verdict == "drift",
                               "detail": "mean brightness 130 -> 20 of 255"}
-    return {"spans": [{"span": 3}], "drift": {
-        "verdict": verdict, "features": features, "span": 3, "previous_span": 2,
-        "drifted": ["brightness"] if verdict == "drift" else []}}
+    return {"verdict": verdict, "features": features, "span": 3, "previous_span": 2,
+            "drifted": ["brightness"] if verdict == "drift" else []}
 
 
 def test_the_version_records_spans_and_the_evaluators_accuracy(tmp_path, exported_model):
     pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
-                  report=_drift_report("ok"), spans="2,3", accuracy=0.875)
+                  report=SPANS_REPORT, drift=_verdict("ok"), spans="2,3", accuracy=0.875)
     record = provenance(pushed.get_string_custom_property("pushed_destination"))
     assert record["spans"] == [2, 3] and record["accuracy"] == 0.875
     assert "drift_overridden" not in record and not pushed.has_custom_property("blocked")
@@ -205,7 +213,7 @@ def test_the_version_records_spans_and_the_evaluators_accuracy(tmp_path, exporte
 
 def test_drift_blocks_the_push_and_says_which_feature(tmp_path, exported_model):
     pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
-                  report=_drift_report())
+                  report=SPANS_REPORT, drift=_verdict())
     assert pushed.get_int_custom_property("pushed") == 0
     blocked = pushed.get_string_custom_property("blocked")
     assert "brightness" in blocked and "mean brightness 130 -> 20 of 255" in blocked
@@ -215,7 +223,7 @@ def test_drift_blocks_the_push_and_says_which_feature(tmp_path, exported_model):
 
 def test_allow_drift_pushes_and_records_the_override(tmp_path, exported_model):
     pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
-                  report=_drift_report(), allow_drift=True)
+                  report=SPANS_REPORT, drift=_verdict(), allow_drift=True)
     assert pushed.get_int_custom_property("pushed") == 1
     overridden = pushed.get_string_custom_property("drift_overridden")
     assert overridden.startswith("pushed despite drift in brightness")

@@ -99,9 +99,38 @@ def test_kubeflow_names_its_pipeline_root(compiled):
     assert compiled["kubeflow"][0]["defaultPipelineRoot"] == CONFIG.pipeline_root
 
 
-def test_vertex_keeps_tfxs_resolver(compiled):
-    executors = compiled["vertex"][0]["deploymentSpec"]["executors"]
-    assert len([e for e in executors.values() if "resolver" in e]) == 2
+@pytest.mark.parametrize("target", ["kubeflow", "vertex"])
+def test_compiled_targets_read_baseline_and_warm_start_from_the_push_destination(
+        compiled, target):
+    """No resolver on either: a rollback's pin (served.json) must hold on Vertex too."""
+    spec = compiled[target][0]
+    assert not [e for e in spec["deploymentSpec"]["executors"].values() if "resolver" in e]
+    tasks = spec["root"]["dag"]["tasks"]
+    assert {"pushed_baseline", "pushed_warm_start"} <= set(tasks)
+    assert tasks["pushed_warm_start"]["cachingOptions"]["enableCache"] is False
+
+
+@pytest.mark.parametrize("target", ["kubeflow", "vertex"])
+def test_every_step_after_ingestion_runs_only_on_new_inputs(compiled, target):
+    tasks = compiled[target][0]["root"]["dag"]["tasks"]
+    assert tasks["ImageExampleGen"]["cachingOptions"]["enableCache"] is False
+    for name, task in tasks.items():
+        if name == "ImageExampleGen":
+            continue
+        condition = task["triggerPolicy"]["condition"]
+        key = condition.split("inputs.artifacts['")[1].split("'")[0]
+        assert "metadata['new_data'] == 1.0" in condition, name
+        assert key in task["inputs"]["artifacts"], (name, key)
+
+
+def test_the_package_carries_its_own_digest(compiled):
+    """ImageExampleGen's pipeline_digest is the package's, taken with it empty."""
+    from pipeline.kubeflow.compiler import with_pipeline_digest
+    text = compiled["kubeflow"][2]
+    assert with_pipeline_digest(text, "kubeflow") == text
+    parameters = compiled["kubeflow"][0]["root"]["dag"]["tasks"]["ImageExampleGen"]["inputs"][
+        "parameters"]
+    assert len(parameters["pipeline_digest"]["runtimeValue"]["constant"]) == 64
 
 
 def _trainer(spec):

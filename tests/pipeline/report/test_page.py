@@ -101,3 +101,15 @@ def test_a_blocked_push_says_so_where_the_serving_check_would_be():
     page = index_html(summary)
     assert "not run: the push was blocked (the newest span drifted)" in page
     assert "not run (not blessed)" not in page
+
+
+def test_a_run_without_new_inputs_says_so_and_nothing_else():
+    summary = {"new_data": {"new": False, "reason": "no new data: spans 1,2 and the same "
+                            "settings were judged at 2026-11-27T10:00:00Z (pushed version 7)"},
+               "data": {"path": "/d/span-{SPAN}"}, "timings_s": {"ImageExampleGen": 2.0,
+                                                                 "total": 3.0},
+               "cached": []}
+    lines = format_summary(summary).splitlines()
+    assert lines[0].startswith("nothing   new: no new data: spans 1,2")
+    assert lines[0].endswith("nothing was trained or pushed")
+    assert lines[1].startswith("time      3.0s total")

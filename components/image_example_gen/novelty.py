@@ -1,0 +1,52 @@
+"""Whether a run's inputs are new: the condition that runs, or skips, the rest of the DAG.
+
+ImageExampleGen always runs; everything after it runs only when this says the
+inputs changed since the last run that reached a decision
+(components/common/judged_inputs.py). The inputs' digest covers the data (the
+window's fingerprint: every span's files), ImageExampleGen's own settings,
+and the compiled pipeline's digest, which `imagepipe compile` sets so that a
+changed module file, flag or image is new too. Local runs pass no pipeline
+digest: TFX's cache already re-runs a step whose inputs or settings changed.
+"""
+import hashlib
+import json
+from typing import Any, Dict, Tuple
+
+from tfx.components.example_gen import utils
+
+from components.common import judged_inputs
+from components.common.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
+                                        NEW_DATA_REASON_PROPERTY)
+from components.common.parameters import decode
+from components.image_example_gen.options import IngestOptions
+
+SERVING_DIR_KEY = "serving_dir"  # the push destination, where the judged record is
+PIPELINE_DIGEST_KEY = "pipeline_digest"  # set by `imagepipe compile`; "" locally
+
+
+def inputs_digest(fingerprint: str, exec_properties: Dict[str, Any]) -> str:
+    """A digest of the data's fingerprint, the reading settings and the pipeline digest."""
+    options = decode(IngestOptions, exec_properties)
+    settings = {name: getattr(options, name) for name in options.__dataclass_fields__}
+    text = json.dumps([fingerprint, exec_properties.get("input_base"), settings,
+                       exec_properties.get(PIPELINE_DIGEST_KEY) or ""],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def novelty(examples, exec_properties: Dict[str, Any]) -> Tuple[bool, str]:
+    """Decides and records on `examples` whether its inputs are new, and why.
+
+    The fingerprint is the driver's, or the one recorded where no driver runs
+    (driver.record_input_without_driver, which must have run first).
+    """
+    fingerprint = (exec_properties.get(utils.FINGERPRINT_PROPERTY_NAME)
+                   or examples.get_string_custom_property(utils.FINGERPRINT_PROPERTY_NAME))
+    digest = inputs_digest(fingerprint, exec_properties)
+    serving_dir = exec_properties.get(SERVING_DIR_KEY)
+    new, reason = (judged_inputs.is_new(serving_dir, digest) if serving_dir
+                   else (True, "no push destination to compare with"))
+    examples.set_int_custom_property(NEW_DATA_PROPERTY, int(new))
+    examples.set_string_custom_property(NEW_DATA_REASON_PROPERTY, reason)
+    examples.set_string_custom_property(INPUTS_DIGEST_PROPERTY, digest)
+    return new, reason

@@ -1,0 +1,131 @@
+"""The steps of tests/test_e2e_kubeflow_weeks.py, run inside `scripts/with_gcs.sh`.
+
+    bash scripts/with_gcs.sh -- .venv/bin/python tests/kubeflow_weeks_steps.py RESULTS.json WORKDIR
+
+Four "weeks" of a scheduled compiled pipeline on a gs:// pipeline root, each
+a run of the same package through kubeflow/run_local.py (the open-source
+backend's behaviour): span 1; no new span; span 2; a drifted span 3. Then
+weeks 1 and 2 again on another root with --keep-types, as Vertex passes
+artifacts. Writes what each week printed, its step states and what the push
+destination holds, for the test to check.
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+from tests.gcs_harness import command  # noqa: E402  (after the path set-up)
+BUCKET = "gs://imagepipe-test"
+MNIST_PNG = os.path.join(REPO, "data", "mnist_1k", "png")
+PER_CLASS = 10  # images per class and span: 100 a span
+STATE = re.compile(r"^(done|cached|skipped)\s+(\S+)")
+# What the compiled runs share: tiny training, no threshold, a baseline that never
+# refuses (this test is about the schedule, not the model's quality).
+COMPILE_FLAGS = ["--image", "example.com/ip:1", "--image-size", "28", "--channels", "1",
+                 "--train-steps", "3", "--accuracy-threshold", "0",
+                 "--baseline-tolerance", "1", "--quantize", "none"]
+
+
+def _command(*args, timeout=900) -> dict:
+    return command(*args, cwd=WORKDIR, timeout=timeout)
+
+
+def _span(number: int, inverted: bool = False) -> str:
+    """Span `number`'s digits (the next PER_CLASS of each class) on local disk, marked
+    complete; `inverted` makes them light on dark -> dark on light (brightness drift)."""
+    from PIL import Image, ImageOps
+    root = os.path.join(WORKDIR, "spans", f"span-{number}")
+    for label in sorted(os.listdir(MNIST_PNG)):
+        names = sorted(os.listdir(os.path.join(MNIST_PNG, label)))
+        os.makedirs(os.path.join(root, label), exist_ok=True)
+        for name in names[(number - 1) * PER_CLASS:number * PER_CLASS]:
+            image = Image.open(os.path.join(MNIST_PNG, label, name))
+            (ImageOps.invert(image.convert("L")) if inverted else image).save(
+                os.path.join(root, label, name))
+    with open(os.path.join(root, "_SUCCESS"), "w"):
+        pass
+    return root
+
+
+def _upload(number: int, inverted: bool = False) -> None:
+    import tensorflow as tf
+    from components.common.storage.tree_copy import copy_tree
+    copy_tree(_span(number, inverted), f"{BUCKET}/spans/span-{number}", fs=tf.io.gfile)
+
+
+def _pushed(root: str) -> dict:
+    """Version -> its provenance record, from the push destination."""
+    from components.common.versions import provenance, versions
+    serving = f"{root}/serving/imagepipe"
+    return {str(v): provenance(f"{serving}/{v}") for v in versions(serving)}
+
+
+def _week(spec: str, root: str, keep_types: bool = False) -> dict:
+    run = _command(sys.executable, os.path.join(REPO, "kubeflow", "run_local.py"), spec,
+                   *(["--keep-types"] if keep_types else []))
+    states, run_root = {}, None
+    for line in run["stdout"].splitlines():
+        match = STATE.match(line)
+        if match:
+            states[match.group(2)] = match.group(1)
+        if line.startswith("succeeded: "):
+            run_root = line.split(" ", 1)[1]
+    return {**run, "states": states, "pushed": _pushed(root), "drift": _drift(run_root)}
+
+
+def _drift(run_root) -> dict:
+    """The drift verdict the Evaluator recorded on its blessing, if it ran."""
+    from components.common.contract import read_drift
+    from components.common.storage import files
+    blessing = f"{run_root}/Evaluator/blessing"
+    return read_drift(blessing) if run_root and files.exists(blessing) else None
+
+
+def _compile(root: str) -> str:
+    spec = os.path.join(WORKDIR, f"spec-{os.path.basename(root)}.yaml")
+    compiled = _command(os.path.join(os.path.dirname(sys.executable), "imagepipe"), "compile",
+                        "--target", "kubeflow", "--pipeline-root", root,
+                        "--data", f"{BUCKET}/spans/span-{{SPAN}}", *COMPILE_FLAGS,
+                        "--output-file", spec)
+    if compiled["code"] != 0:
+        raise RuntimeError(f"compile failed: {compiled['stderr']}")
+    return spec
+
+
+def weeks(results: dict, save) -> None:
+    """The four weeks on one root, and weeks 1 and 2 with --keep-types on another;
+    `save()` after each, so that a hang still leaves what ran."""
+    root, typed_root = f"{BUCKET}/root", f"{BUCKET}/typed"
+    spec, typed_spec = _compile(root), _compile(typed_root)
+    _upload(1)
+    for name, run in (("week1", lambda: _week(spec, root)),
+                      ("week2", lambda: _week(spec, root)),
+                      ("typed_week1", lambda: _week(typed_spec, typed_root, keep_types=True)),
+                      ("typed_week2", lambda: _week(typed_spec, typed_root, keep_types=True)),
+                      ("week3", lambda: (_upload(2), _week(spec, root))[1]),
+                      ("week4", lambda: (_upload(3, inverted=True), _week(spec, root))[1])):
+        results[name] = run()
+        save()
+
+
+def main(results_path: str) -> None:
+    results = {}
+
+    def save():
+        with open(results_path, "w") as f:
+            json.dump(results, f, indent=1)
+
+    try:
+        weeks(results, save)
+    except Exception:  # noqa: BLE001  (the test shows it)
+        import traceback
+        results["raised"] = traceback.format_exc()[-5000:]
+    save()
+
+
+if __name__ == "__main__":
+    WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()
+    main(sys.argv[1])
