@@ -128,4 +128,5 @@ def main(results_path: str) -> None:
 
 if __name__ == "__main__":
     WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()
+    os.makedirs(WORKDIR, exist_ok=True)
     main(sys.argv[1])

@@ -123,6 +123,21 @@ def test_every_step_after_ingestion_runs_only_on_new_inputs(compiled, target):
         assert key in task["inputs"]["artifacts"], (name, key)
 
 
+def _digest(path) -> str:
+    spec = next(yaml.safe_load_all(path.read_text()))
+    return spec["root"]["dag"]["tasks"]["ImageExampleGen"]["inputs"]["parameters"][
+        "pipeline_digest"]["runtimeValue"]["constant"]
+
+
+def test_the_same_flags_give_the_same_digest_and_a_changed_flag_another(compiled, tmp_path):
+    """A weekly run of one package is not new; a recompile with any change is."""
+    again, changed = tmp_path / "again.yaml", tmp_path / "changed.yaml"
+    compile_pipeline(CONFIG, "kubeflow", IMAGE, str(again))
+    compile_pipeline(CONFIG.replace(epochs=7), "kubeflow", IMAGE, str(changed))
+    assert _digest(again) == _digest(compiled["kubeflow_path"])
+    assert _digest(changed) != _digest(again)
+
+
 def test_the_package_carries_its_own_digest(compiled):
     """ImageExampleGen's pipeline_digest is the package's, taken with it empty."""
     from pipeline.kubeflow.compiler import with_pipeline_digest
