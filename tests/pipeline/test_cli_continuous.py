@@ -67,3 +67,20 @@ def test_the_console_script_exits_2_without_a_traceback(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "--output" in result.stderr and "no versions pushed" in result.stderr
+
+
+@pytest.mark.parametrize("span, words", [
+    ("5", "--span 5: --data"),  # no such span
+    ("2", "--span 2: span 2"),  # still arriving: no _SUCCESS, files changed just now
+])
+def test_a_run_told_which_span_to_expect_fails_before_anything_runs(tmp_path, capsys,
+                                                                     make_image, span, words):
+    for number in (1, 2):
+        for label in ("a", "b"):
+            for i in range(2):
+                make_image(tmp_path / f"span-{number}" / label / f"{i}.png", size=(8, 8))
+    (tmp_path / "span-1" / "_SUCCESS").touch()
+    assert cli.main(["run", "--data", str(tmp_path / "span-{SPAN}"), "--span", span,
+                     "--output", str(tmp_path / "out")]) == 2
+    assert words in capsys.readouterr().err
+    assert not (tmp_path / "out" / "summary.json").exists()
