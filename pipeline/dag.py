@@ -170,14 +170,19 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     """The components in execution order, from a resolved plan (pipeline/planning/plan.py).
 
     ImageExampleGen always runs; every later step runs only when it reports new
-    inputs (components/image_example_gen/novelty.py). The condition is TFX's `Cond`:
-    the local runner skips those steps, and the Kubeflow V2 compiler turns it
-    into each step's trigger condition, so a scheduled run without new data
-    trains and pushes nothing on every target.
+    inputs (components/image_example_gen/novelty.py). The condition is TFX's `Cond`,
+    which the Kubeflow V2 compiler turns into each step's trigger condition, so a
+    scheduled compiled run without new data trains and pushes nothing; locally,
+    TFX's cache does the same (ImageExampleGen always reports new there).
     """
     config = plan.config
+    # Locally TFX's cache decides what re-runs (a changed flag re-runs only the steps it
+    # reaches), so ImageExampleGen judges novelty only where no cache can: compiled runs.
+    # A local execution that found nothing new would stay cached with new_data 0, and
+    # skip the steps a later changed flag should re-run.
+    judged_in = config.serving_dir if baseline_kind != "mlmd" else None
     example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options(),
-                                  serving_dir=config.serving_dir).with_id(ids.EXAMPLE_GEN_ID)
+                                  serving_dir=judged_in).with_id(ids.EXAMPLE_GEN_ID)
     # Not `.future()`: in TFX 1.16 it fixes the placeholder's key to
     # "_ImageExampleGen.examples", and the Kubeflow V2 compiler fills only empty keys,
     # so a step that takes the examples as `examples` would get a condition on an

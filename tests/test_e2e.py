@@ -248,6 +248,8 @@ def test_second_identical_run_is_cached_and_much_faster(two_runs):
     assert second["pushed"]["serving"] == first["pushed"]["serving"]
     assert os.listdir(out / "serving" / "imagepipe") == [
         os.path.basename(first["pushed"]["serving"])]
+    second_stdout = (out.parent / "second_stdout.txt").read_text()
+    assert "nothing   new: every step was a cache hit" in second_stdout
 
 
 def _red_pixels(png) -> int:

@@ -12,6 +12,7 @@ fingerprint is the input fingerprint, and the window itself travels to the
 executor as the exec property WINDOW_KEY, so that the executor ingests the
 spans, and the files, that the cache key was computed from.
 """
+import dataclasses
 from typing import Optional, Tuple
 
 from tfx.components.example_gen import driver, utils
@@ -83,5 +84,8 @@ class ImageExampleGenDriver(driver.FileBasedDriver):
         exec_properties[utils.SPAN_PROPERTY_NAME] = span
         exec_properties[utils.VERSION_PROPERTY_NAME] = version
         if window is not None:
-            exec_properties[WINDOW_KEY] = window.to_json()
+            # Without the spans left out (printed as they were found): they are part of
+            # the cache key, and a span still arriving would re-run the whole DAG on an
+            # unchanged window, a new model from the same data.
+            exec_properties[WINDOW_KEY] = dataclasses.replace(window, left_out=()).to_json()
         return exec_properties

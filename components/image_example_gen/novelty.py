@@ -5,8 +5,9 @@ inputs changed since the last run that reached a decision
 (components/common/judged_inputs.py). The inputs' digest covers the data (the
 window's fingerprint: every span's files), ImageExampleGen's own settings,
 and the compiled pipeline's digest, which `imagepipe compile` sets so that a
-changed module file, flag or image is new too. Local runs pass no pipeline
-digest: TFX's cache already re-runs a step whose inputs or settings changed.
+changed module file, flag or image is new too. Local runs pass no push
+destination, so their inputs are always new: TFX's cache already re-runs only
+the steps whose inputs or settings changed (pipeline/dag.py says why).
 """
 import hashlib
 import json
@@ -45,7 +46,7 @@ def novelty(examples, exec_properties: Dict[str, Any]) -> Tuple[bool, str]:
     digest = inputs_digest(fingerprint, exec_properties)
     serving_dir = exec_properties.get(SERVING_DIR_KEY)
     new, reason = (judged_inputs.is_new(serving_dir, digest) if serving_dir
-                   else (True, "no push destination to compare with"))
+                   else (True, "not judged here: the local runner's cache decides"))
     examples.set_int_custom_property(NEW_DATA_PROPERTY, int(new))
     examples.set_string_custom_property(NEW_DATA_REASON_PROPERTY, reason)
     examples.set_string_custom_property(INPUTS_DIGEST_PROPERTY, digest)

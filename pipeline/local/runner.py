@@ -50,9 +50,8 @@ def run(config: PipelineConfig) -> dict:
     result["model_source"] = plan.source.to_json()
     summary.write_summary(config, result)
     print(format_summary(result))
-    if result["new_data"]["new"]:  # a run that judged nothing has nothing to report
-        _report(config)
-        _track(config, result)
+    _report(config)
+    _track(config, result)
     return result
 
 

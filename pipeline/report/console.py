@@ -1,6 +1,7 @@
 """The lines a run prints about its summary: a few for humans; summary.json has the rest."""
 from typing import List, Optional
 
+from components.common.contract import BASELINE_ID, WARM_START_ID
 from pipeline.report.verdicts import FAIL, Verdict, audit_verdicts, serving
 
 
@@ -98,6 +99,20 @@ def _numbers(values: List[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
+RESOLVER_IDS = (BASELINE_ID, WARM_START_ID)
+
+
+def _nothing_new_line(summary: dict) -> List[str]:
+    """A run whose every step was a cache hit trained and pushed nothing: the same data and
+    settings as an earlier run (locally, TFX's cache is what skips a week without data)."""
+    # Resolvers run every time (they only query ML Metadata) and are never cache hits.
+    steps = [node for node in summary["timings_s"] if node not in ("total", *RESOLVER_IDS)]
+    if steps and set(steps) <= set(summary["cached"]):
+        return ["nothing   new: every step was a cache hit (the same data and settings as an "
+                "earlier run); nothing was trained or pushed"]
+    return []
+
+
 def _time_line(summary: dict) -> str:
     return (f"time      {summary['timings_s']['total']:.1f}s total, "
             f"{len(summary['cached'])}/{len(summary['timings_s']) - 1} components cached: "
@@ -107,9 +122,6 @@ def _time_line(summary: dict) -> str:
 
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
-    if not summary.get("new_data", {"new": True})["new"]:
-        return "\n".join([f"nothing   new: {summary['new_data']['reason']}; nothing was "
-                          "trained or pushed", _time_line(summary)])
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
     accuracy = evaluation["accuracy"]
     baseline = evaluation["baseline_accuracy"]
@@ -129,6 +141,7 @@ def format_summary(summary: dict) -> str:
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         *tuning_lines(summary.get("tuning")),
         *_training_line(summary.get("training")),
+        *_nothing_new_line(summary),
         _time_line(summary),
     ]
     return "\n".join(lines)

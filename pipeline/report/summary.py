@@ -11,8 +11,7 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 
 from components.common import contract as ids
-from components.common.contract import (DRIFT_PROPERTY, NEW_DATA_PROPERTY,
-                                        NEW_DATA_REASON_PROPERTY, REASON_PROPERTY,
+from components.common.contract import (DRIFT_PROPERTY, REASON_PROPERTY,
                                         SERVING_CHECK_PROPERTY, TFLITE_PARITY_PROPERTY,
                                         VETOED_PROPERTY, read_drift, read_ingest_report)
 from components.common.storage import files
@@ -153,14 +152,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     timings = {node: round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1e3, 3)
                for node, e in nodes.items()}
     timings["total"] = round(total_seconds, 3)
-    examples = outputs(store, nodes[ids.EXAMPLE_GEN_ID])["Examples"]
-    cached = [node for node, e in nodes.items() if e.last_known_state == State.CACHED]
-    new_data = {"new": prop(examples, NEW_DATA_PROPERTY) != 0,
-                "reason": prop(examples, NEW_DATA_REASON_PROPERTY)}
-    if not new_data["new"]:
-        return {"new_data": new_data, "data": {"path": config.data, "examples_uri": examples.uri},
-                "timings_s": timings, "cached": cached}
-    examples_uri = examples.uri
+    examples_uri = outputs(store, nodes[ids.EXAMPLE_GEN_ID])["Examples"].uri
     report = read_ingest_report(examples_uri)
     data = _data_section(config, examples_uri, report)
     training = _training_section(store, nodes.get(ids.TRAINER_ID))
@@ -172,7 +164,6 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
     pushed = _pushed_section(store, nodes, evaluation)
     pushed["model_card"] = trust.model_card(pushed["serving"])
     return {
-        "new_data": new_data,
         "data": data,
         "data_health": trust.data_health_section(report),
         **trust.audit_sections(audit),
@@ -184,7 +175,7 @@ def build_summary(config: PipelineConfig, total_seconds: float) -> dict:
         "training": training,
         "tuning": _tuning_section(store, nodes.get(ids.TUNER_ID), training),
         "timings_s": timings,
-        "cached": cached,
+        "cached": [node for node, e in nodes.items() if e.last_known_state == State.CACHED],
     }
 
 

@@ -49,4 +49,5 @@ def test_new_files_settings_or_package_change_the_digest(tmp_path):
 def test_without_a_push_destination_every_run_is_new(tmp_path):
     examples = standard_artifacts.Examples()
     properties = _properties(tmp_path, **{SERVING_DIR_KEY: None})
-    assert novelty(examples, properties) == (True, "no push destination to compare with")
+    assert novelty(examples, properties) == (
+        True, "not judged here: the local runner's cache decides")

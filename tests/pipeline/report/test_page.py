@@ -103,13 +103,10 @@ def test_a_blocked_push_says_so_where_the_serving_check_would_be():
     assert "not run (not blessed)" not in page
 
 
-def test_a_run_without_new_inputs_says_so_and_nothing_else():
-    summary = {"new_data": {"new": False, "reason": "no new data: spans 1,2 and the same "
-                            "settings were judged at 2026-11-27T10:00:00Z (pushed version 7)"},
-               "data": {"path": "/d/span-{SPAN}"}, "timings_s": {"ImageExampleGen": 2.0,
-                                                                 "total": 3.0},
-               "cached": []}
+def test_a_run_whose_every_step_was_cached_says_nothing_new_was_made():
+    summary = full_summary()
+    summary["cached"] = [node for node in summary["timings_s"] if node != "total"]
     lines = format_summary(summary).splitlines()
-    assert lines[0].startswith("nothing   new: no new data: spans 1,2")
-    assert lines[0].endswith("nothing was trained or pushed")
-    assert lines[1].startswith("time      3.0s total")
+    assert lines[-2].startswith("nothing   new: every step was a cache hit")
+    assert not any(line.startswith("nothing") for line in format_summary(
+        full_summary()).splitlines())
