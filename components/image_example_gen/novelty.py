@@ -43,11 +43,13 @@ def novelty(examples, exec_properties: Dict[str, Any]) -> Tuple[bool, str]:
     """
     fingerprint = (exec_properties.get(utils.FINGERPRINT_PROPERTY_NAME)
                    or examples.get_string_custom_property(utils.FINGERPRINT_PROPERTY_NAME))
-    digest = inputs_digest(fingerprint, exec_properties)
     serving_dir = exec_properties.get(SERVING_DIR_KEY)
-    new, reason = (judged_inputs.is_new(serving_dir, digest) if serving_dir
-                   else (True, "not judged here: the local runner's cache decides"))
+    if not serving_dir:  # a local run: no digest either, so the Pusher records no judgement
+        new, reason = True, "not judged here: the local runner's cache decides"
+    else:
+        digest = inputs_digest(fingerprint, exec_properties)
+        new, reason = judged_inputs.is_new(serving_dir, digest)
+        examples.set_string_custom_property(INPUTS_DIGEST_PROPERTY, digest)
     examples.set_int_custom_property(NEW_DATA_PROPERTY, int(new))
     examples.set_string_custom_property(NEW_DATA_REASON_PROPERTY, reason)
-    examples.set_string_custom_property(INPUTS_DIGEST_PROPERTY, digest)
     return new, reason

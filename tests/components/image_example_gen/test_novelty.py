@@ -51,3 +51,5 @@ def test_without_a_push_destination_every_run_is_new(tmp_path):
     properties = _properties(tmp_path, **{SERVING_DIR_KEY: None})
     assert novelty(examples, properties) == (
         True, "not judged here: the local runner's cache decides")
+    # No digest: the Pusher of a local run writes no judged record (nothing reads one).
+    assert not examples.has_custom_property(INPUTS_DIGEST_PROPERTY)
