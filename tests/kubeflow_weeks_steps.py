@@ -51,9 +51,8 @@ def _span(number: int, inverted: bool = False) -> str:
 
 
 def _upload(number: int, inverted: bool = False) -> None:
-    import tensorflow as tf
     from components.common.storage.tree_copy import copy_tree
-    copy_tree(_span(number, inverted), f"{BUCKET}/spans/span-{number}", fs=tf.io.gfile)
+    copy_tree(_span(number, inverted), f"{BUCKET}/spans/span-{number}")
 
 
 def _pushed(root: str) -> dict:

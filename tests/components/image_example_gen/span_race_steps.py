@@ -125,9 +125,8 @@ def race(pattern: str, output: str, results: str, local_span=None, span_uri=None
     """Copies the span if asked, runs the workers at once, records what they left."""
     started = time.monotonic()
     if local_span:
-        import tensorflow as tf
         from components.common.storage.tree_copy import copy_tree
-        copy_tree(local_span, span_uri, fs=tf.io.gfile)
+        copy_tree(local_span, span_uri)
     found = []
     with tempfile.TemporaryDirectory() as signals:
         for process in _start(pattern, output, signals):

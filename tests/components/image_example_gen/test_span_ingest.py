@@ -10,6 +10,7 @@ from PIL import Image
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_artifacts
 
+from components.common.storage import files as storage
 from components.common.contract import BRIGHTNESS_KEY, CLASS_TEXT_KEY, LABEL_KEY
 from components.image_example_gen.component import ImageExampleGen
 from components.image_example_gen.driver import ImageExampleGenDriver, input_fingerprint
@@ -50,7 +51,7 @@ def _run(pattern, out, execution, props=None, **options):
 
 
 def _examples(uri, split):
-    files = tf.io.gfile.glob(os.path.join(uri, f"Split-{split}", "*"))
+    files = storage.glob(os.path.join(uri, f"Split-{split}", "*"))
     return [tf.train.Example.FromString(r.numpy())
             for r in tf.data.TFRecordDataset(files, compression_type="GZIP")]
 
