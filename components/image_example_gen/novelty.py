@@ -14,6 +14,7 @@ import json
 from typing import Any, Dict, Tuple
 
 from tfx.components.example_gen import utils
+from tfx.types.standard_component_specs import INPUT_BASE_KEY
 
 from components.common import judged_inputs
 from components.common.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
@@ -29,7 +30,7 @@ def inputs_digest(fingerprint: str, exec_properties: Dict[str, Any]) -> str:
     """A digest of the data's fingerprint, the reading settings and the pipeline digest."""
     options = decode(IngestOptions, exec_properties)
     settings = {name: getattr(options, name) for name in options.__dataclass_fields__}
-    text = json.dumps([fingerprint, exec_properties.get("input_base"), settings,
+    text = json.dumps([fingerprint, exec_properties.get(INPUT_BASE_KEY), settings,
                        exec_properties.get(PIPELINE_DIGEST_KEY) or ""],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
