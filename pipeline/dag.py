@@ -243,6 +243,9 @@ def _after_ingestion(plan: Plan, baseline_kind: str, example_gen) -> List:
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
         example_splits=[EVAL], allow_drift=config.allow_drift,
         drift=drift.outputs["anomalies"] if drift else None,
+        # For the monitoring reference the Pusher ships: `imagepipe monitor` compares a
+        # window of traffic with the train split's statistics.
+        statistics=checks[0].outputs["statistics"],
         settings=config.audit_settings()).with_id(ids.EVALUATOR_ID)
     stages = _release(config, example_gen, trainer, evaluator)
     return [checks[0], *([base] if base is not None else []), *checks[1:], transform,

@@ -156,6 +156,12 @@ def test_pushed_model_loads_and_classifies(two_runs):
     assert os.path.dirname(version_dir) == str(out / "serving" / "imagepipe")
     assert os.path.isfile(os.path.join(version_dir, "saved_model.pb"))
     assert first["pushed"]["version"] == int(os.path.basename(version_dir))
+    # The monitoring reference ships with it (the Evaluator's, through the Pusher).
+    monitoring = os.path.join(version_dir, "assets.extra", "monitoring")
+    reference = json.loads(open(os.path.join(monitoring, "reference.json")).read())
+    assert reference["train_statistics"] == "train_statistics.pb"
+    assert os.path.getsize(os.path.join(monitoring, "train_statistics.pb")) > 0
+    assert len(reference["eval"]["predicted"]) == reference["eval"]["count"] > 0
     assert f'base_path: "{out / "serving" / "imagepipe"}"' in \
         (out / "serving" / "models.config").read_text()
     serve = tf.saved_model.load(version_dir).signatures["serving_default"]

@@ -95,6 +95,14 @@ AUDIT_DIR = "audit"  # beside it: saliency maps and suspects' thumbnails
 # In the pushed SavedModel's assets.extra/: the model card (Model Card Toolkit schema).
 MODEL_CARD_JSON = "model_card.json"
 MODEL_CARD_HTML = "model_card.html"
+# What `imagepipe monitor` compares production traffic with: written by the Evaluator into
+# its ModelBlessing's MONITORING_DIR, copied by the Pusher into the version's
+# assets.extra/MONITORING_DIR. The reference holds the eval split's predictions (class
+# names, accuracy, predicted class, top probability, true class per image); the train
+# statistics are StatisticsGen's DatasetFeatureStatisticsList of the train split.
+MONITORING_DIR = "monitoring"
+MONITOR_REFERENCE_FILE = "reference.json"
+TRAIN_STATISTICS_FILE = "train_statistics.pb"
 
 # --- The release stages' outputs (pipeline/dag.py wires them into the Pusher) ---
 TFLITE_MODEL_KEY = "tflite_model"  # TFLiteConverter's: a Model holding model.tflite

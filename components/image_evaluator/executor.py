@@ -1,4 +1,5 @@
-"""TFX adapter: the stock Evaluator executor, then the accuracy, the audit and the vetoes."""
+"""TFX adapter: the stock Evaluator executor, then the accuracy, the audit, the monitoring
+reference and the vetoes."""
 from typing import Any, Dict, List, Optional
 
 from tfx import types
@@ -8,12 +9,14 @@ from tfx.types import artifact_utils, standard_component_specs as specs
 from components.common.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEYS
 from components.common.parameters import decode
 from components.image_evaluator.accuracy import overall_accuracy, slice_accuracies
+from components.image_evaluator.monitoring_reference import write_reference
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.vetoes import judge_drift, veto
-from components.image_evaluator.audit.audit import run_audit, write_audit
+from components.image_evaluator.audit.audit import PREDICTIONS, run_audit, write_audit
 
 ALLOW_DRIFT_KEY = "allow_drift"
 DRIFT_KEY = "drift"  # optional: the ImageDistributionValidator's ExampleAnomalies
+STATISTICS_KEY = "statistics"  # optional: StatisticsGen's ExampleStatistics
 
 
 class Executor(evaluator_executor.Executor):
@@ -26,8 +29,10 @@ class Executor(evaluator_executor.Executor):
     The blessing then gets the candidate's overall accuracy (ACCURACY_PROPERTY), so the
     Pusher can record it in the version it pushes without reading TFMA's files; the
     drift verdict, when given one, goes onto the blessing too; the audit
-    (components/image_evaluator/audit/) writes audit.json, and a drifted span or a failed
-    audit gate un-blesses the model.
+    (components/image_evaluator/audit/) writes audit.json; its predictions and the train
+    statistics become the blessing's monitoring reference (monitoring_reference.py),
+    which the Pusher ships in the version; a drifted span or a failed audit gate
+    un-blesses the model.
     """
 
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
@@ -47,16 +52,21 @@ class Executor(evaluator_executor.Executor):
         drifted = judge_drift(drift.uri if drift else None, blessing,
                               exec_properties.get(ALLOW_DRIFT_KEY))
         reasons = [drifted] if drifted else []
-        reasons += audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
-                         examples, evaluation.uri, blessing.uri,
-                         decode(AuditSettings, exec_properties), accuracy)
+        result = audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
+                       examples, evaluation.uri, blessing.uri,
+                       decode(AuditSettings, exec_properties), accuracy)
+        statistics, seen = (input_dict.get(STATISTICS_KEY) or [None])[0], result[PREDICTIONS]
+        write_reference(blessing.uri, seen.names, seen.labels, seen.probabilities, accuracy,
+                        statistics.uri if statistics else None)
+        reasons += result["blocked"]
         if reasons:
             veto(blessing, "; ".join(reasons))
 
 
 def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
-          settings: AuditSettings, overall: Optional[float]) -> List[str]:
-    """Runs the audit, writes audit.json (and audit/) into both folders; the gates' reasons.
+          settings: AuditSettings, overall: Optional[float]) -> dict:
+    """Runs the audit, writes audit.json (and audit/) into both folders; returns the audit
+    (its gates' reasons under "blocked", its predictions under PREDICTIONS).
 
     An error in the audit fails the Evaluator: a model must not pass gates
     that were never checked.
@@ -70,4 +80,4 @@ def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: 
                            "components/image_evaluator/audit/") from e
     for folder in (evaluation_uri, blessing_uri):
         write_audit(result, folder)
-    return result["blocked"]
+    return result

@@ -2,10 +2,10 @@
 
 The blessing check is TFX's (the Evaluator's and the InfraValidator's); then
 the drift gate (components/common/drift.py) on the verdict the Evaluator recorded
-on its blessing; then push.push publishes what the
-stages before it made: the stamped model, the TFLite folder that passed its
-gate, the model card. What happened goes into the PushedModel's custom
-properties, which summary.json reads.
+on its blessing; then push.push publishes what the stages before it made: the
+stamped model, the TFLite folder that passed its gate, the model card, the
+Evaluator's monitoring reference. What happened goes into the PushedModel's
+custom properties, which summary.json reads.
 """
 import json
 import os
@@ -19,7 +19,7 @@ from tfx.utils import path_utils, proto_utils
 
 from components.common.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG,
                                         INPUTS_DIGEST_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
-                                        SPANS_PROPERTY, TFLITE_MODEL_KEY)
+                                        MONITORING_DIR, SPANS_PROPERTY, TFLITE_MODEL_KEY)
 from components.common.judged_inputs import record_judged
 from components.common.provenance import release_of
 from components.image_pusher.push import PushInputs, PushOutcome, push
@@ -60,10 +60,9 @@ class Executor(pusher_executor.Executor):
             tfx_internals.mark_not_pushed(self, model_push)
             return PushOutcome(False, blocked="not blessed")
         settings = decode(PushSettings, exec_properties)
-        release = release_of((input_dict.get(EXAMPLES_KEY) or [None])[0],
-                             artifact_utils.get_single_instance(
-                                 input_dict[keys.MODEL_BLESSING_KEY]), settings.allow_drift,
-                             _base_directory(exec_properties))
+        blessing = artifact_utils.get_single_instance(input_dict[keys.MODEL_BLESSING_KEY])
+        release = release_of((input_dict.get(EXAMPLES_KEY) or [None])[0], blessing,
+                             settings.allow_drift, _base_directory(exec_properties))
         if release.blocked:
             outcome = PushOutcome(False, blocked=release.blocked)
             self._record(model_push, None, outcome)
@@ -75,7 +74,8 @@ class Executor(pusher_executor.Executor):
                             model_uri=artifact_utils.get_single_instance(
                                 input_dict[keys.MODEL_KEY]).uri,
                             base=_base_directory(exec_properties), record=release.record,
-                            tflite_dir=_converted(input_dict), card=_draft_card(input_dict))
+                            tflite_dir=_converted(input_dict), card=_draft_card(input_dict),
+                            monitoring_dir=os.path.join(blessing.uri, MONITORING_DIR))
         outcome = push(inputs, settings)
         self._record(model_push, inputs.model_path, outcome)
         return outcome

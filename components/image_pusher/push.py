@@ -4,7 +4,9 @@ Everything it publishes was judged and made by the stages before it: the
 Evaluator and the InfraValidator blessed the model (the latter stamped it
 with its warmup records), the TFLiteConverter wrote the file that passed its
 gate, and the ModelCardGenerator wrote the card, which gets its version here
-and goes into both versions before they are published.
+and goes into both versions before they are published. The Evaluator's
+monitoring reference goes into the SavedModel's version too (assets.extra/
+monitoring/), so `imagepipe monitor` finds it beside the model it describes.
 """
 import dataclasses
 import logging
@@ -12,7 +14,7 @@ import os
 import time
 from typing import Dict, Optional
 
-from components.common.contract import MODEL_CARD_HTML, MODEL_CARD_JSON
+from components.common.contract import MODEL_CARD_HTML, MODEL_CARD_JSON, MONITORING_DIR
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.settings import PushSettings
 from components.image_pusher.tflite_publish import publish_tflite
@@ -33,6 +35,7 @@ class PushInputs:
     record: dict  # provenance fields: spans, accuracy, drift_overridden
     tflite_dir: Optional[str] = None  # the converted files that passed the gate, if any
     card: Optional[dict] = None  # the ModelCardGenerator's draft card, if any
+    monitoring_dir: Optional[str] = None  # the blessing's MONITORING_DIR (absent: none)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,8 +61,11 @@ def push(inputs: PushInputs, settings: PushSettings) -> PushOutcome:
         return PushOutcome(False, blocked=stale)
     version = next_version(base)
     cards = _card_files(inputs.card, version, os.path.join(base, str(version)))
+    # In the files `publish` adds before the version becomes visible: a served version
+    # never lacks its reference.
+    extra = {**cards, **_monitoring_files(inputs.monitoring_dir)}
     serving_path = publish(inputs.model_path, base, version, source_uri=inputs.model_uri,
-                           files=_in_extra(cards), record=_with_card(inputs.record, cards))
+                           files=_in_extra(extra), record=_with_card(inputs.record, cards))
     _serve(base, version)
     tflite_path = _tflite(inputs, settings, version, cards)
     return PushOutcome(True, serving_path, version, tflite_path, None,
@@ -93,6 +99,15 @@ def _card_files(card: Optional[dict], version: int, path: str) -> Dict[str, byte
 
 def _in_extra(cards: Dict[str, bytes]) -> Dict[str, bytes]:
     return {os.path.join("assets.extra", name): data for name, data in cards.items()}
+
+
+def _monitoring_files(folder: Optional[str]) -> Dict[str, bytes]:
+    """{MONITORING_DIR/name: bytes} of the Evaluator's monitoring files; {} without them
+    (a blessing written before the Evaluator made them)."""
+    if not folder or not files.isdir(folder):
+        return {}
+    return {os.path.join(MONITORING_DIR, name): files.read_bytes(os.path.join(folder, name))
+            for name in files.list_dir(folder)[1]}
 
 
 def _with_card(record: dict, cards: Dict[str, bytes]) -> dict:

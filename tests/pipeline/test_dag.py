@@ -80,6 +80,15 @@ def test_evaluator_carries_the_audit_gates(config):
     assert props.get("max_leakage_gain") is None  # unset: reported only
 
 
+@pytest.mark.parametrize("baseline", ["mlmd", "pushed"])  # local, and KFP and Vertex
+def test_the_evaluator_takes_statistics_gens_output_for_the_monitoring_reference(config,
+                                                                                 baseline):
+    nodes = {c.id: c for c in create_components(planned(config), baseline)}
+    statistics = nodes["Evaluator"].inputs["statistics"]
+    assert statistics.producer_component_id == "StatisticsGen"
+    assert statistics.output_key == "statistics"
+
+
 def test_pipeline_writes_everything_under_output(config):
     pipeline = create_pipeline(planned(config), [])
     assert pipeline.pipeline_info.pipeline_root == config.output + "/tfx"

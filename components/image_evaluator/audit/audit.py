@@ -4,8 +4,11 @@
     write_audit(audit, evaluation_uri)
 
 The Evaluator's executor calls both, after TFMA, and writes the same files
-into the blessing's folder, where the Pusher reads them for the model card.
+into the blessing's folder, where the Pusher reads them for the model card. The
+audit's predictions on the eval split come back too (PREDICTIONS), for the
+monitoring reference, so that nothing predicts the split a second time.
 """
+import dataclasses
 import json
 import os
 import time
@@ -28,6 +31,17 @@ from components.image_evaluator.audit.suspects import METHOD, TOP, find_suspects
 from components.common.storage import files
 
 PICTURES = "pictures"  # the audit dict's key for its PNGs, popped by write_audit
+PREDICTIONS = "predictions"  # the audit dict's key for its EvalPredictions, left out too
+_NOT_WRITTEN = (PICTURES, PREDICTIONS)  # not JSON: PNG files; the monitoring reference
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalPredictions:
+    """The candidate's predictions on the audited eval examples, in split order."""
+
+    names: List[str]  # class names in label-id order
+    labels: np.ndarray  # [N] true class ids
+    probabilities: np.ndarray  # [N, classes]
 
 
 def _suspects(classifier: Classifier, examples: EvalExamples, probabilities: np.ndarray,
@@ -75,7 +89,8 @@ def _leaked(examples_uri: str) -> Optional[set]:
 
 def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
               overall: Optional[float], by_feature: ByFeature) -> dict:
-    """audit.json's content, plus its pictures under PICTURES ({relpath: uint8 RGB}).
+    """audit.json's content, plus its pictures under PICTURES ({relpath: uint8 RGB}) and
+    its predictions under PREDICTIONS (EvalPredictions).
 
     `overall` and `by_feature` are TFMA's accuracies (overall, per slice).
     Raises on an empty eval split: an audit of nothing would pass every gate.
@@ -100,6 +115,7 @@ def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
     audit["gates"], audit["blocked"] = apply_gates(settings, audit)
     audit["seconds"] = round(time.perf_counter() - started, 3)
     audit[PICTURES] = pictures
+    audit[PREDICTIONS] = EvalPredictions(names, examples.labels, probabilities)
     return audit
 
 
@@ -107,5 +123,5 @@ def write_audit(audit: dict, folder: str) -> None:
     """`folder`/audit.json and its pictures under `folder`/audit/."""
     for relpath, image in audit.get(PICTURES, {}).items():
         render.write_png(image, os.path.join(folder, relpath))
-    content = {key: value for key, value in audit.items() if key != PICTURES}
+    content = {key: value for key, value in audit.items() if key not in _NOT_WRITTEN}
     files.write_text(os.path.join(folder, AUDIT_FILE), json.dumps(content, indent=2))

@@ -1,10 +1,12 @@
 """ImageEvaluator's adapter: a baseline marked empty is dropped before TFX's Evaluator runs,
 the blessing carries the candidate's overall accuracy and the drift verdict it was given, the
-audit writes audit.json, and a drifted span or a failed audit gate un-blesses."""
+audit writes audit.json, the blessing gets the monitoring reference, and a drifted span or a
+failed audit gate un-blesses."""
 import json
 import os
 import shutil
 
+import numpy as np
 import pytest
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
@@ -12,12 +14,14 @@ from tfx.types import artifact_utils, standard_artifacts, standard_component_spe
 from tfx.utils import proto_utils
 
 from components.common.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, GROUP_KEY,
-                                        INGEST_REPORT_FILE, NO_BASELINE, VETOED_PROPERTY,
-                                        read_drift)
+                                        INGEST_REPORT_FILE, MONITOR_REFERENCE_FILE,
+                                        MONITORING_DIR, NO_BASELINE, TRAIN_STATISTICS_FILE,
+                                        VETOED_PROPERTY, read_drift)
 from components.common.contract import ACCURACY_PROPERTY
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
+from components.image_evaluator.audit.audit import PREDICTIONS, EvalPredictions
 
 
 def _baseline(empty: int):
@@ -33,11 +37,18 @@ def _outputs(tmp_path):
     return {specs.EVALUATION_KEY: [evaluation], specs.BLESSING_KEY: [blessing]}
 
 
+def _audited(*args):
+    """What a passed audit returns, for tests that leave it out: no gate blocked, and the
+    predictions on a two-image eval split."""
+    return {"blocked": [], PREDICTIONS: EvalPredictions(
+        ["c0", "c1"], np.array([0, 1]), np.array([[0.8, 0.2], [0.3, 0.7]]))}
+
+
 def _inputs_seen(monkeypatch, tmp_path, baseline):
     seen = {}
     monkeypatch.setattr(evaluator_executor.Executor, "Do",
                         lambda self, inputs, outputs, props: seen.update(inputs))
-    monkeypatch.setattr(executor, "audit", lambda *args: [])
+    monkeypatch.setattr(executor, "audit", _audited)
     Executor().Do({"model": [standard_artifacts.Model()], "baseline_model": baseline,
                    "examples": [_examples(str(tmp_path / "examples"))]},
                   _outputs(tmp_path), {})
@@ -61,9 +72,10 @@ def _examples(uri):
     return examples
 
 
-def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, **properties):
-    """The executor for real, with threshold 0 and no baseline, `drift` its drift input;
-    returns its outputs."""
+def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistics=None,
+              **properties):
+    """The executor for real, with threshold 0 and no baseline, `drift` its drift input,
+    `statistics` its statistics one; returns its outputs."""
     from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
     from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
     from pipeline.dag import eval_config
@@ -80,6 +92,8 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, **propert
               specs.MODEL_KEY: [model]}
     if drift is not None:
         inputs[executor.DRIFT_KEY] = [drift]
+    if statistics is not None:
+        inputs[executor.STATISTICS_KEY] = [statistics]
     Executor(context).Do(inputs, outputs, properties)
     return outputs
 
@@ -104,7 +118,7 @@ def _drifted(uri: str, verdict: str = "drift"):
 def _judged(monkeypatch, tmp_path, drift, allow=0):
     """The executor with TFMA and the audit stubbed out; its blessing."""
     monkeypatch.setattr(evaluator_executor.Executor, "Do", lambda *args: None)
-    monkeypatch.setattr(executor, "audit", lambda *args: [])
+    monkeypatch.setattr(executor, "audit", _audited)
     outputs = _outputs(tmp_path)
     os.makedirs(outputs[specs.BLESSING_KEY][0].uri)
     inputs = {"model": [standard_artifacts.Model()],
@@ -164,9 +178,40 @@ def test_a_drifted_newest_span_vetoes_the_blessing_unless_allowed(tmp_path, expo
     assert read_drift(blessing.uri)["verdict"] == "drift"
 
 
+def test_without_statistics_the_reference_has_predictions_only(monkeypatch, tmp_path):
+    """A pipeline wired before the Evaluator took statistics still gets a reference."""
+    blessing = _judged(monkeypatch, tmp_path, None)
+    folder = os.path.join(blessing.uri, MONITORING_DIR)
+    assert os.listdir(folder) == [MONITOR_REFERENCE_FILE]
+    reference = json.loads(open(os.path.join(folder, MONITOR_REFERENCE_FILE)).read())
+    assert reference["train_statistics"] is None
+    assert reference["eval"]["predicted"] == [0, 1] and reference["labels"] == ["c0", "c1"]
+
+
+def _statistics(uri: str):
+    """A StatisticsGen output whose train split holds a DatasetFeatureStatisticsList."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+    statistics = standard_artifacts.ExampleStatistics()
+    statistics.uri = uri
+    stats = statistics_pb2.DatasetFeatureStatisticsList()
+    stats.datasets.add(name="train", num_examples=12)
+    os.makedirs(os.path.join(uri, "Split-train"))
+    with open(os.path.join(uri, "Split-train", "FeatureStats.pb"), "wb") as f:
+        f.write(stats.SerializeToString())
+    return statistics
+
+
+def _eval_split_size(examples_uri: str) -> int:
+    import tensorflow as tf
+    folder = os.path.join(examples_uri, "Split-eval")
+    return sum(1 for _ in tf.data.TFRecordDataset(
+        [os.path.join(folder, name) for name in os.listdir(folder)], compression_type="GZIP"))
+
+
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
 def test_the_blessing_carries_the_candidates_overall_accuracy(tmp_path, exported_model):
-    outputs = _evaluate(tmp_path, exported_model)
+    statistics = _statistics(str(tmp_path / "statistics"))
+    outputs = _evaluate(tmp_path, exported_model, statistics=statistics)
     blessing = outputs[specs.BLESSING_KEY][0]
     accuracy = blessing.get_float_custom_property(ACCURACY_PROPERTY)
     assert blessing.has_custom_property(ACCURACY_PROPERTY) and 0.0 <= accuracy <= 1.0
@@ -185,6 +230,25 @@ def test_the_blessing_carries_the_candidates_overall_accuracy(tmp_path, exported
         picture = row.get("overlay") or row["thumbnail"]
         assert os.path.isfile(os.path.join(evaluation, picture))
         assert os.path.isfile(os.path.join(blessing.uri, picture))
+    # The monitoring reference, from the audit's predictions: one per eval image.
+    assert PREDICTIONS not in audit
+    monitoring = os.path.join(blessing.uri, MONITORING_DIR)
+    with open(os.path.join(monitoring, TRAIN_STATISTICS_FILE), "rb") as copied, \
+            open(os.path.join(statistics.uri, "Split-train", "FeatureStats.pb"), "rb") as source:
+        assert copied.read() == source.read()
+    reference = json.loads(open(os.path.join(monitoring, MONITOR_REFERENCE_FILE)).read())
+    count = _eval_split_size(exported_model.examples_uri)
+    assert reference["labels"] == exported_model.labels
+    assert reference["train_statistics"] == TRAIN_STATISTICS_FILE
+    assert reference["eval"]["count"] == count == audit["examples"]
+    assert reference["eval"]["accuracy"] == accuracy
+    eval_ = {key: reference["eval"][key] for key in ("predicted", "confidence", "label")}
+    assert all(len(values) == count for values in eval_.values()), eval_
+    assert all(0.5 <= c <= 1.0 for c in eval_["confidence"])  # the top of two classes
+    assert set(eval_["predicted"]) | set(eval_["label"]) <= {0, 1}
+    # The audit's accuracy, from the same predictions.
+    assert np.mean(np.equal(eval_["predicted"], eval_["label"])) == pytest.approx(
+        audit["accuracy"])
 
 
 def test_no_metrics_means_no_accuracy(tmp_path):

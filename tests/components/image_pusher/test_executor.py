@@ -19,7 +19,8 @@ from components.serving_validator import executor as infra_executor
 from components.tflite_converter import executor as tflite_executor
 from components.common.versions import ServingState, provenance, serving_state, write_serving_state
 from components.serving_validator.warmup import WARMUP_FILE
-from components.common.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
+from components.common.contract import (MODEL_CARD_KEY, MONITOR_REFERENCE_FILE, MONITORING_DIR,
+                                        TFLITE_MODEL_KEY, TRAIN_STATISTICS_FILE)
 from components.common.parameters import encode
 from pipeline.config import PipelineConfig
 
@@ -36,12 +37,13 @@ def _artifact(kind, uri):
 def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = False,
          saved_model: str = None, report: dict = None, spans: str = None,
          accuracy: float = None, allow_drift: bool = False, model_name: str = "model",
-         audit: dict = None, drift: dict = None):
+         audit: dict = None, drift: dict = None, monitoring: dict = None):
     """The four executors on a Model artifact holding `saved_model` (a copy); with
     `report`, an Examples input whose ingest_report.json it is (and `spans` its
     property); with `audit`, the Evaluator's audit.json in the blessing; with `drift`,
-    the drift verdict the Evaluator recorded on it. Returns the PushedModel;
-    STAGES[its URI] holds the stages' outputs."""
+    the drift verdict the Evaluator recorded on it; with `monitoring` ({name: bytes}), the
+    Evaluator's monitoring/ folder in it. Returns the PushedModel; STAGES[its URI] holds
+    the stages' outputs."""
     model = _artifact(standard_artifacts.Model, tmp_path / model_name)
     if not os.path.exists(os.path.join(model.uri, "Format-Serving")):
         shutil.copytree(saved_model, os.path.join(model.uri, "Format-Serving"))
@@ -51,6 +53,10 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
         os.makedirs(blessing.uri, exist_ok=True)
         with open(os.path.join(blessing.uri, "audit.json"), "w") as f:
             json.dump(audit, f)
+    for name, data in (monitoring or {}).items():
+        os.makedirs(os.path.join(blessing.uri, MONITORING_DIR), exist_ok=True)
+        with open(os.path.join(blessing.uri, MONITORING_DIR, name), "wb") as f:
+            f.write(data)
     if accuracy is not None:
         blessing.set_float_custom_property("accuracy", accuracy)
     if drift is not None:
@@ -105,9 +111,24 @@ def _examples(tmp_path, report, spans):
     return examples
 
 
+def _monitoring_files(tmp_path) -> dict:
+    """The Evaluator's monitoring/ files, as its reference writer makes them."""
+    import numpy as np
+    from components.image_evaluator.monitoring_reference import STATISTICS_FILE, write_reference
+    statistics = tmp_path / "statistics"
+    (statistics / "Split-train").mkdir(parents=True)
+    (statistics / "Split-train" / STATISTICS_FILE).write_bytes(b"\x0a\x07\x0a\x05train")
+    folder = write_reference(str(tmp_path / "evaluated"), ["c0", "c1"], np.array([0, 1, 1]),
+                             np.array([[0.9, 0.1], [0.4, 0.6], [0.7, 0.3]]), 0.625,
+                             str(statistics))
+    return {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)}
+
+
 def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exported_model):
+    monitoring = _monitoring_files(tmp_path)
     pushed = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir,
-                  audit={"examples": 8, "accuracy": 0.625})  # an audit with parts missing
+                  audit={"examples": 8, "accuracy": 0.625},  # an audit with parts missing
+                  monitoring=monitoring)
     assert pushed.get_int_custom_property("pushed") == 1
     version = pushed.get_string_custom_property("pushed_version")
     destination = pushed.get_string_custom_property("pushed_destination")
@@ -134,6 +155,11 @@ def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exp
         card["quantitative_analysis"]["performance_metrics"]
     html = open(os.path.join(destination, "assets.extra", "model_card.html")).read()
     assert "Model Card for digits" in html and "0.6250" in html
+    # The Evaluator's monitoring reference ships inside the version, as it wrote it.
+    shipped = os.path.join(destination, "assets.extra", MONITORING_DIR)
+    assert sorted(os.listdir(shipped)) == [MONITOR_REFERENCE_FILE, TRAIN_STATISTICS_FILE]
+    assert {name: open(os.path.join(shipped, name), "rb").read()
+            for name in os.listdir(shipped)} == monitoring
 
 
 def test_unblessed_model_pushes_nothing(tmp_path, exported_model):
@@ -209,6 +235,9 @@ def test_the_version_records_spans_and_the_evaluators_accuracy(tmp_path, exporte
     record = provenance(pushed.get_string_custom_property("pushed_destination"))
     assert record["spans"] == [2, 3] and record["accuracy"] == 0.875
     assert "drift_overridden" not in record and not pushed.has_custom_property("blocked")
+    # A blessing without monitoring/ (written before the Evaluator made it) still pushes.
+    assert MONITORING_DIR not in os.listdir(os.path.join(
+        pushed.get_string_custom_property("pushed_destination"), "assets.extra"))
 
 
 def test_drift_blocks_the_push_and_says_which_feature(tmp_path, exported_model):
