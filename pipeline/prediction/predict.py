@@ -1,6 +1,7 @@
 """`imagepipe predict`: classify image files with a pushed SavedModel or TFLite file.
 
     imagepipe predict --model outputs/serving/imagepipe IMAGE...
+    imagepipe predict --model outputs/serving/imagepipe --log requests.tfrecord IMAGE...
 
 The model is a SavedModel version folder, a serving base folder (the version
 TF Serving serves: the one a rollback pinned, else the latest), or a `.tflite`
@@ -10,7 +11,7 @@ for TFLite, the images are decoded and resized by Transform's own functions
 (modules/preprocessing.py) and the normalization is inside the file.
 """
 import os
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -68,22 +69,67 @@ def top_k(probabilities: np.ndarray, labels: List[str], k: int) -> List[Tuple[st
     return [(labels[i], float(probabilities[i])) for i in order]
 
 
-def predict_files(model: str, images: List[str], k: int) -> Tuple[List[str], int]:
-    """One line per image, 'path: label (p), ...' or 'path: error: ...'; and the error count."""
+def predict_files(model: str, images: List[str], k: int,
+                  log: Optional[str] = None) -> Tuple[List[str], int]:
+    """One line per image, 'path: label (p), ...' or 'path: error: ...'; and the error count.
+
+    `log`: also write a PredictionLog TFRecord there (`--log`), one predict_log per
+    classified image, as TF Serving's request logging writes them: what `imagepipe
+    monitor --format prediction_log` reads.
+    """
     from components.image_example_gen.encoding.encode import BadImageError, decode_fully
+    from components.image_example_gen.encoding.shard_writer import frame  # one TFRecord
     from pipeline.config import DEFAULT_MAX_PIXELS
     predictor = Predictor(model)
+    writer = None if log is None else _open_log(log)
     lines, errors = [], 0
-    for path in images:
-        try:
-            data = files.read_bytes(path)
-            # the ingestion's check: a clear reason, not a graph error
-            decode_fully(data, DEFAULT_MAX_PIXELS)
-            scores = predictor.probabilities(data)
-        except (OSError, BadImageError) as e:
-            errors += 1
-            lines.append(f"{path}: error: {e.strerror if isinstance(e, OSError) else e}")
-            continue
-        lines.append(f"{path}: " + ", ".join(f"{label} ({p:.3f})"
-                                              for label, p in top_k(scores, predictor.labels, k)))
+    try:
+        for path in images:
+            try:
+                data = files.read_bytes(path)
+                # the ingestion's check: a clear reason, not a graph error
+                decode_fully(data, DEFAULT_MAX_PIXELS)
+                scores = predictor.probabilities(data)
+            except (OSError, BadImageError) as e:
+                errors += 1
+                lines.append(f"{path}: error: {e.strerror if isinstance(e, OSError) else e}")
+                continue
+            if writer is not None:
+                writer.write(frame(prediction_log(predictor, data, scores).SerializeToString()))
+            lines.append(f"{path}: " + ", ".join(
+                f"{label} ({p:.3f})" for label, p in top_k(scores, predictor.labels, k)))
+    finally:
+        if writer is not None:
+            writer.close()
     return lines, errors
+
+
+def _open_log(path: str):
+    """The --log file, written through components/common/storage (local or gs://)."""
+    files.makedirs(os.path.dirname(path))
+    return files.open_file(path, "wb")
+
+
+def prediction_log(predictor: Predictor, image: bytes, scores: np.ndarray):
+    """A PredictionLog of one serving_image request: the model's name and version (its
+    serving folder's, TF Serving's layout `<name>/<version>`), the image, the answer."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    from components.common.contract import IMAGE_BYTES_INPUT, PROBABILITIES, SERVING_IMAGE
+    log = prediction_log_pb2.PredictionLog()
+    request, response = log.predict_log.request, log.predict_log.response
+    folder = predictor.path if predictor.kind == "saved_model" else os.path.dirname(
+        predictor.path)
+    version = os.path.basename(folder.rstrip("/"))
+    for spec in (request.model_spec, response.model_spec):
+        spec.name = os.path.basename(os.path.dirname(folder.rstrip("/")) if version.isdigit()
+                                     else folder.rstrip("/"))
+        if version.isdigit():
+            spec.version.value = int(version)
+        if predictor.kind == "saved_model":
+            spec.signature_name = SERVING_IMAGE
+    request.inputs[IMAGE_BYTES_INPUT].CopyFrom(tf.make_tensor_proto([image], tf.string))
+    response.outputs[PROBABILITIES].CopyFrom(
+        tf.make_tensor_proto(np.asarray(scores, np.float32)[None, :]))
+    return log

@@ -1,0 +1,1 @@
+"""`imagepipe monitor`: the served model against what it meets in production."""
