@@ -6,8 +6,10 @@
     imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
     imagepipe versions --output OUT     # pushed versions; which is served
     imagepipe rollback --output OUT [--to VERSION]
+    imagepipe monitor --output OUT --data WINDOW   # the served model on production traffic
 
-Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure.
+Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure,
+3 `monitor` found the model alerting.
 """
 import argparse
 import dataclasses
@@ -26,6 +28,7 @@ from pipeline import commands, startup
 from pipeline.errors import PipelineFailed, UsageError
 
 EXIT_OK, EXIT_PIPELINE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_ALERTING = commands.EXIT_ALERTING  # `monitor`: the window's measures crossed a threshold
 
 
 def _flag_type(field: dataclasses.Field):
@@ -38,6 +41,10 @@ def _flag_type(field: dataclasses.Field):
 # The config fields `imagepipe ingest` uses; `run` uses them all.
 INGEST_FIELDS = ("data", "output", "format", "strict", "max_pixels", "image_key", "label_key",
                  "eval_percent", "dedupe", "groups", "beam_args", "verbose")
+# The config fields `imagepipe monitor` uses: where the model is, the input-drift
+# thresholds (the span drift check's), and the ingestion's pixel limit.
+MONITOR_FIELDS = ("output", "model_name", "drift_brightness", "drift_size", "drift_grayscale",
+                  "max_pixels", "verbose")
 # The config fields `imagepipe inspect` uses: how to read the data, and the split.
 INSPECT_FIELDS = ("data", "format", "max_pixels", "image_key", "label_key", "eval_percent",
                   "beam_args", "verbose")
@@ -139,6 +146,15 @@ _COMMANDS = (
      "imagepipe predict --model outputs/serving/imagepipe digit.png photo.jpg; "
      "imagepipe predict --model outputs/serving/imagepipe --data photos/ "
      "--output predictions.jsonl", ("image_key",), False),
+    ("monitor", "score a window of production traffic against the served model's reference",
+     "Read a window of requests (a folder of images, TF Serving PredictionLogs, KServe, "
+     "Vertex AI or proxy JSON lines, imagepipe predict's output), score the records that "
+     "hold no answer with the served model (or --version), and compare the window with "
+     "what the model was trained and evaluated on: input drift (brightness, size, "
+     "grayscale), prediction drift, confidence, and with --labels accuracy. Writes "
+     "monitor.json and monitor.html; exit 0 healthy, 3 alerting, 2 bad input. Example: "
+     "imagepipe monitor --output outputs --data requests/ --since 24h",
+     MONITOR_FIELDS, False),
 )
 
 
@@ -173,6 +189,10 @@ def _predict_flags(predict: argparse.ArgumentParser) -> None:
     predict.add_argument("--output", dest="predict_output", default=None, metavar="FILE",
                          help="with --data: the predictions, .jsonl (one JSON object per "
                               "line) or .csv. Example: --output predictions.csv")
+    predict.add_argument("--log", dest="predict_log", default=None, metavar="FILE",
+                         help="with IMAGE...: also write each request and its answer to "
+                              "FILE, a TF Serving PredictionLog TFRecord (local or gs://), "
+                              "which `imagepipe monitor` reads. Example: --log requests.tfrecord")
     predict.add_argument("--beam-args", default=None,
                          help="with --data: Apache Beam pipeline options, space-separated; "
                               "write it with '='. Example: --beam-args='--runner="
@@ -216,6 +236,10 @@ def _compile_flags(compile_: argparse.ArgumentParser) -> None:
                                "8G. Example: 32G")
     compile_.add_argument("--output-file", default=None,
                           help="default: <pipeline-name>-<target>.yaml (kubeflow) or .json")
+    compile_.add_argument("--monitor", action="store_true",
+                          help="compile the scheduled monitoring pipeline instead: one step "
+                               "running `imagepipe monitor` on the model served under "
+                               "--pipeline-root (docs/monitoring.md#scheduled-monitoring)")
 
 
 def _versions_flags(versions: argparse.ArgumentParser) -> None:
@@ -239,13 +263,47 @@ def _inspect_flags(inspect: argparse.ArgumentParser) -> None:
                               "Example: --json health.json")
 
 
+def _monitor_flags(monitor: argparse.ArgumentParser) -> None:
+    """`monitor`'s own flags, and one per MonitorSettings threshold (defaults there)."""
+    from pipeline.monitoring.settings import MonitorSettings
+    monitor.add_argument("--data", dest="monitor_data", required=True, metavar="WINDOW",
+                         help="the window: a file, folder or glob, local or gs://. "
+                              "Example: --data gs://b/requests/")
+    for flag, metavar, text in _MONITOR_OWN:
+        monitor.add_argument(f"--{flag}", dest=f"monitor_{flag}", default=None,
+                             type=int if flag == "version" else str, metavar=metavar,
+                             help=text)
+    for field in dataclasses.fields(MonitorSettings):
+        monitor.add_argument("--" + field.name.replace("_", "-"), dest=field.name,
+                             type=type(field.default), default=None,
+                             metavar=field.name.upper(),
+                             help=f"{field.metadata['help']} (default: {field.default})")
+
+
+# `monitor`'s own flags but --data: (flag, metavar, help); dest monitor_<flag>.
+_MONITOR_OWN = (
+    ("json", "FILE", "where monitor.json goes (local or gs://); default: "
+                     "OUTPUT/monitoring/MODEL_NAME/monitor.json"),
+    ("version", "VERSION", "the pushed version to judge (see imagepipe versions); "
+                           "default: the served one"),
+    ("labels", "FILE", "true classes of some records, CSV id,label or JSON lines "
+                       '{"id","label"}: adds the accuracy. Example: --labels labels.csv'),
+    ("format", "NAME", "the window's format (images, prediction_log, kserve, vertex, rest, "
+                       "imagepipe); default: told from its first files"),
+    ("since", "DURATION", "only files modified within this long. Example: --since 24h"),
+    ("pushgateway", "URL", "also push the measures to this Prometheus Pushgateway. "
+                           "Example: --pushgateway http://pushgateway:9091"),
+    ("report", "FILE", "where monitor.html goes; default: beside monitor.json"),
+)
+
+
 def _config_action(show: argparse.ArgumentParser) -> None:
     show.add_argument("action", choices=["show"], help="show: print the effective config")
 
 
 _OWN_FLAGS = {"config": _config_action, "compile": _compile_flags, "predict": _predict_flags,
               "versions": _versions_flags, "rollback": _rollback_flags,
-              "inspect": _inspect_flags}
+              "inspect": _inspect_flags, "monitor": _monitor_flags}
 
 
 def _quiet_libraries(verbose: bool) -> None:
@@ -281,7 +339,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     config = config.replace(output=files.absolute(config.output), data=files.absolute(config.data),
                             state_dir=config.state_dir and files.absolute(config.state_dir))
     try:
-        commands.COMMANDS[args.command](config, args)
+        code = commands.COMMANDS[args.command](config, args)
     except (UsageError, DatasetError, StorageError, ClusterConfigError) as e:
         print(f"imagepipe: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -291,7 +349,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"imagepipe: {e}" + ("" if config.verbose else " (rerun with --verbose for "
                                    "the traceback and library logs)"), file=sys.stderr)
         return EXIT_PIPELINE_FAILED
-    return EXIT_OK
+    return code if isinstance(code, int) else EXIT_OK  # `monitor`: EXIT_ALERTING
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ needs them, so `--help` and bad flags answer at once.
 """
 import argparse
 import contextlib
+import dataclasses
 import os
 from typing import Iterator, Optional
 
@@ -14,6 +15,8 @@ from components.common.storage.access import check_readable, check_writable
 from modules.cluster.tf_config import read_cluster
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
+
+EXIT_ALERTING = 3  # `monitor`'s exit code when the window alerts (pipeline/cli.py maps it)
 
 
 def _check_output(path: str) -> None:
@@ -89,12 +92,15 @@ def command_predict(config: PipelineConfig, args: argparse.Namespace) -> None:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
     if args.predict_data is not None:
+        if args.predict_log is not None:
+            raise UsageError("--log is for IMAGE... files; with --data, the --output FILE.jsonl "
+                             "holds the predictions, and `imagepipe monitor` reads it")
         _predict_batch(config, args)
         return
     if not args.images or args.predict_output is not None:
         raise UsageError("give IMAGE... files, or --data DATA --output FILE")
     from pipeline.prediction.predict import predict_files  # heavy: TensorFlow loads only here
-    lines, errors = predict_files(args.model, args.images, args.top_k)
+    lines, errors = predict_files(args.model, args.images, args.top_k, args.predict_log)
     print("\n".join(lines))
     if errors:
         raise UsageError(f"{errors} of {len(args.images)} image(s) could not be read or "
@@ -199,7 +205,28 @@ def _vertex_job(config: PipelineConfig, args: argparse.Namespace, accelerator):
                                 config.workers, args.machine_type, accelerator, config.ps)
 
 
+# For --monitor, the flags that only place or scale the training pipeline's steps.
+_TRAINING_ONLY = ("accelerator", "dataflow_project", "dataflow_region",
+                  "dataflow_temp_location", "vertex_project", "vertex_region", "trainer_memory")
+
+
+def _compile_monitor(config: PipelineConfig, args: argparse.Namespace) -> None:
+    """`compile --monitor`: the one-step pipeline that runs `imagepipe monitor` on a schedule."""
+    given = ["--" + name.replace("_", "-") for name in _TRAINING_ONLY if getattr(args, name)]
+    if given:
+        raise UsageError(f"{', '.join(given)}: for the training pipeline; --monitor compiles "
+                         "the monitoring one, which takes none")
+    from pipeline.kubeflow.compiler import summary_line
+    from pipeline.kubeflow.monitor_pipeline import compile_monitor_pipeline, pipeline_name
+    path = args.output_file or f"{pipeline_name(config)}-{args.target}." + (
+        "yaml" if args.target == "kubeflow" else "json")
+    compile_monitor_pipeline(config, args.target, args.image, path)
+    print(summary_line(path, args.target))
+
+
 def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
+    if args.monitor:
+        return _compile_monitor(config.replace(output=args.pipeline_root), args)
     from pipeline.kubeflow.accelerators import parse_accelerator
     accelerator = parse_accelerator(args.accelerator)
     config = config.replace(output=args.pipeline_root)
@@ -222,7 +249,43 @@ def command_compile(config: PipelineConfig, args: argparse.Namespace) -> None:
     print(kubeflow_compile.summary_line(path, args.target))
 
 
+def _monitor_options(args: argparse.Namespace):
+    """MonitorOptions from `monitor`'s flags; a threshold out of range is a UsageError."""
+    from pipeline.monitoring.monitor import MonitorOptions
+    from pipeline.monitoring.settings import MonitorSettings
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(MonitorSettings)
+             if getattr(args, f.name, None) is not None}
+    try:
+        settings = MonitorSettings(**given)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return MonitorOptions(data=files.absolute(args.monitor_data),
+                          json=_absolute(args.monitor_json), version=args.monitor_version,
+                          labels=_absolute(args.monitor_labels), format=args.monitor_format,
+                          since=args.monitor_since, report=_absolute(args.monitor_report),
+                          settings=settings)
+
+
+def _absolute(path: Optional[str]) -> Optional[str]:
+    return path and files.absolute(path)
+
+
+def command_monitor(config: PipelineConfig, args: argparse.Namespace) -> int:
+    """0 when the window is healthy, EXIT_ALERTING when a measure crossed its threshold."""
+    options = _monitor_options(args)
+    from pipeline.monitoring.monitor import json_path, run_monitor  # heavy: TF, TFDV
+    from pipeline.monitoring.rendering import console_lines
+    result = run_monitor(config, options)
+    print("\n".join(console_lines(result, json_path(config, options))))
+    if args.monitor_pushgateway:  # after monitor.json: a failed push leaves the result
+        from pipeline.monitoring.prometheus import push_metrics
+        push_metrics(args.monitor_pushgateway, result)
+        print(f"pushed    {args.monitor_pushgateway}")
+    return 0 if result["healthy"] else EXIT_ALERTING
+
+
 COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_compile,
             "report": command_report, "runs": command_runs, "config": command_config,
             "predict": command_predict, "plan": command_plan, "versions": command_versions,
-            "rollback": command_rollback, "inspect": command_inspect}
+            "rollback": command_rollback, "inspect": command_inspect,
+            "monitor": command_monitor}

@@ -53,7 +53,7 @@ MAX_MODULES_PER_FOLDER = 15
 # pipeline/'s steps, bottom to top; a module imports only lower steps or its own group.
 PIPELINE_STEPS = (("errors", "startup"), ("config",), ("config_file", "beam_deps"),
                   ("planning", "report", "prediction"), ("dag",),
-                  ("local", "kubeflow", "continuous"), ("commands",),
+                  ("local", "kubeflow", "continuous", "monitoring"), ("commands",),
                   ("cli", "flag_reference", "kfp_entrypoint"))
 
 
