@@ -32,6 +32,7 @@ setup(
         "jinja2",  # the model card's HTML
         "jsonschema",  # the model card checked against its schema
         "keras-tuner>=1.4,<1.5",  # --tune's oracle (the Tuner component needs it too)
+        "prometheus-client>=0.26,<0.27",  # `imagepipe monitor --pushgateway`
     ],
     # Not Python, but read at run time: the model card's schema and template.
     package_data={"components.common.model_card_format": ["model_card.schema.json",

@@ -32,7 +32,7 @@ def mlflow_server(folder, start_timeout_s: float = 120):
                               start_new_session=True)
     uri = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(uri, server, start_timeout_s, folder)
+        wait_answering(uri + "/health", server, start_timeout_s, folder / "server.log")
         yield uri
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -45,15 +45,20 @@ def mlflow_server(folder, start_timeout_s: float = 120):
         log.close()
 
 
-def _wait_healthy(uri: str, server, timeout_s: float, folder) -> None:
+def wait_answering(url: str, server: subprocess.Popen, timeout_s: float, log_path) -> None:
+    """Waits until `url` answers 200 (a server's health or readiness page).
+
+    Also serves tests/prometheus_servers.py. Raises with the end of the server's log
+    if it exits first, or once `timeout_s` is spent.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError("mlflow server exited: "
-                               + (folder / "server.log").read_text()[-2000:])
+            raise RuntimeError(f"{os.path.basename(server.args[0])} exited: "
+                               + log_path.read_text()[-2000:])
         with contextlib.suppress(OSError):
-            with urllib.request.urlopen(uri + "/health", timeout=2) as answer:
+            with urllib.request.urlopen(url, timeout=2) as answer:
                 if answer.status == 200:
                     return
         time.sleep(0.5)
-    raise RuntimeError(f"mlflow server not healthy within {timeout_s} s")
+    raise RuntimeError(f"{url} not answering within {timeout_s} s")
