@@ -3,7 +3,7 @@
     bash scripts/with_gcs.sh --deny-bucket locked -- \
         .venv/bin/python tests/gcs_e2e_steps.py RESULTS.json WORKDIR
 
-Uploads the bundled digits, runs `imagepipe run`, `predict` and bad-input
+Uploads the bundled digits, runs `imagepipe run`, `predict`, `monitor` and bad-input
 commands against gs://imagepipe-test, and
 writes what each step returned and found to RESULTS.json for the test to check.
 """
@@ -76,6 +76,26 @@ def predict() -> dict:
     if result["code"] == 0:
         with tf.io.gfile.GFile(f"{BUCKET}/preds.jsonl") as f:
             result["rows"] = [json.loads(line) for line in f]
+    return result
+
+
+def monitor() -> dict:
+    """`imagepipe monitor` of a window of digits in the bucket, against the version pushed
+    there, its JSON and report written to the bucket; labels read from the bucket too."""
+    from components.common.storage import files
+    labels = ["id,label"]
+    for label in sorted(os.listdir(MNIST_PNG)):
+        for name in sorted(os.listdir(os.path.join(MNIST_PNG, label)))[-5:]:
+            files.copy(os.path.join(MNIST_PNG, label, name), f"{BUCKET}/window/{label}-{name}")
+            labels.append(f"{label}-{name},{label}")
+    files.write_text(f"{BUCKET}/window-labels.csv", "\n".join(labels) + "\n")
+    result = _imagepipe("monitor", "--output", f"{BUCKET}/run", "--data", f"{BUCKET}/window",
+                        "--labels", f"{BUCKET}/window-labels.csv",
+                        "--json", f"{BUCKET}/monitoring/monitor.json")
+    if files.exists(f"{BUCKET}/monitoring/monitor.json"):
+        result["json"] = json.loads(files.read_text(f"{BUCKET}/monitoring/monitor.json"))
+    result["written"] = sorted(files.listdir(f"{BUCKET}/monitoring")) \
+        if files.isdir(f"{BUCKET}/monitoring") else []
     return result
 
 
@@ -162,8 +182,8 @@ def bad_inputs() -> dict:
 
 def main(results_path: str) -> None:
     results = {}
-    for step in (upload_digits, run_pipeline, predict, formats, dedupe, files_in_the_bucket,
-                 bad_inputs):
+    for step in (upload_digits, run_pipeline, predict, monitor, formats, dedupe,
+                 files_in_the_bucket, bad_inputs):
         try:
             results[step.__name__] = step()
         except Exception:  # noqa: BLE001  (the test shows it; later steps still run)

@@ -2,9 +2,10 @@
 
 `scripts/with_gcs.sh` starts fake-gcs-server in a private network namespace;
 tests/gcs_e2e_steps.py runs inside it: it uploads the bundled digits, runs
-`imagepipe run --data gs://… --output gs://…`, `imagepipe predict` from and to
-the bucket, and the bad-input cases (the compiled Kubeflow package on a gs://
-pipeline root is tests/test_e2e_kubeflow_weeks.py's). The test reads what each
+`imagepipe run --data gs://… --output gs://…`, `imagepipe predict` and
+`imagepipe monitor` from and to the bucket, and the bad-input cases (the
+compiled Kubeflow package on a gs:// pipeline root is
+tests/test_e2e_kubeflow_weeks.py's). The test reads what each
 step returned and left. The bucket `locked` exists but refuses every request
 (HTTP 403).
 """
@@ -58,6 +59,17 @@ def test_predict_reads_and_writes_the_bucket(results):
     assert len(rows) == 1000 and not [r for r in rows if r.get("error")]
     right = sum(r["class"] == r["path"].split("/")[-2] for r in rows)
     assert right / len(rows) > 0.9
+
+
+def test_monitor_reads_a_window_in_the_bucket_and_writes_its_json_and_report_there(results):
+    step = results["monitor"]
+    assert step["code"] in (0, 3), step["stdout"][-3000:] + step["stderr"][-3000:]  # 3: alerting
+    found = step["json"]
+    assert (found["data"], found["model"]) == ("gs://imagepipe-test/window", "imagepipe")
+    assert found["window"]["records"] == 50 and found["window"]["bad"] == 0
+    assert found["measures"]["accuracy"]["labeled"] == 50
+    assert found["healthy"] == (step["code"] == 0)
+    assert {"monitor.json", "monitor.html"} <= set(step["written"]), step["written"]
 
 
 @pytest.mark.parametrize("fmt, examples", [("idx", 1000), ("npz", 1000), ("tfrecord", 1000)])

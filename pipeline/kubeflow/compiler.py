@@ -329,5 +329,6 @@ def summary_line(path: str, target: str) -> str:
         first = (next(yaml.safe_load_all(f)) if target == "kubeflow" else json.load(f))
     spec = first if target == "kubeflow" else first["pipelineSpec"]
     tasks = spec["root"]["dag"]["tasks"]
-    return (f"compiled {spec['pipelineInfo']['name']} for {target}: {len(tasks)} steps, "
+    return (f"compiled {spec['pipelineInfo']['name']} for {target}: {len(tasks)} "
+            f"step{'' if len(tasks) == 1 else 's'}, "
             f"schema {spec['schemaVersion']} -> {path}")
