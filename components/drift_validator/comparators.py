@@ -39,6 +39,15 @@ _OVER = {anomalies_pb2.AnomalyInfo.COMPARATOR_L_INFTY_HIGH,
 Measure = Tuple[float, bool]
 
 
+def stats_options():
+    """The options StatisticsGen profiles with, and the monitor too: the histograms that
+    the comparators read (sketch-based top-k for class shares, 100 quantile buckets for
+    sizes) must be built alike on both sides of a comparison."""
+    import tensorflow_data_validation as tfdv  # heavy: only where statistics are made
+    return tfdv.StatsOptions(use_sketch_based_topk_uniques=True,
+                             num_quantiles_histogram_buckets=100)
+
+
 def comparator(feature: str, threshold: float) -> schema_pb2.FeatureComparator:
     """TFDV's comparator for one drift feature."""
     found = schema_pb2.FeatureComparator()

@@ -28,10 +28,8 @@ DIGITS = 6  # of a measure: what is reported is what is compared with its thresh
 
 
 def statistics(frame: pd.DataFrame) -> Statistics:
-    """TFDV's statistics of a DataFrame, with StatisticsGen's options (pipeline/dag.py)."""
-    options = tfdv.StatsOptions(use_sketch_based_topk_uniques=True,
-                                num_quantiles_histogram_buckets=100)
-    return tfdv.generate_statistics_from_dataframe(frame, options, n_jobs=1)
+    """TFDV's statistics of a DataFrame, with StatisticsGen's options."""
+    return tfdv.generate_statistics_from_dataframe(frame, comparators.stats_options(), n_jobs=1)
 
 
 def compared(window: Statistics, reference: Statistics,
