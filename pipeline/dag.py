@@ -6,7 +6,8 @@ one difference between targets is how the baseline model is found (BASELINES).
 """
 from typing import List
 
-import tensorflow_data_validation as tfdv
+import numpy as np
+
 import tensorflow_model_analysis as tfma
 # The modules `tfx.v1` re-exports, imported directly: `from tfx import v1` also
 # imports tfx.v1.extensions and with it Vertex AI's client library, a large
@@ -29,6 +30,7 @@ from components.common.contract import (EVAL, LABEL_KEY, NEW_DATA_PROPERTY, NEWE
                                         PREVIOUS_SPAN_SPLIT, PROBABILITIES, SERVING_DEFAULT,
                                         SLICE_KEYS, TRAIN)
 from components.image_example_gen.component import ImageExampleGen
+from components.drift_validator.comparators import stats_options
 from components.drift_validator.component import ImageDistributionValidator
 from components.image_evaluator.component import ImageEvaluator
 from components.image_example_gen.spans import is_pattern
@@ -59,6 +61,17 @@ RUN_FN = "modules.trainer.run_fn"
 TUNER_FN = "modules.tuning.search.tuner_fn"
 
 
+def as_metric_float(bound: float) -> float:
+    """`bound` rounded to float32, the precision Keras computes accuracy in.
+
+    TFMA's validator (evaluators/metrics_validator.py) checks `float(metric) >=
+    lower_bound` with the bound a float64: 168 right of 240 is float32 0.699999988,
+    under float64 0.7, so a metric equal to its threshold was refused. Rounded alike,
+    equal is equal, and a metric passes when it is at least its threshold.
+    """
+    return float(np.float32(bound))
+
+
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """Accuracy must reach the threshold, and not fall below the baseline's minus tolerance.
 
@@ -74,10 +87,10 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """
     threshold = tfma.MetricThreshold(
         value_threshold=tfma.GenericValueThreshold(
-            lower_bound={"value": config.accuracy_threshold}),
+            lower_bound={"value": as_metric_float(config.accuracy_threshold)}),
         change_threshold=tfma.GenericChangeThreshold(
             direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-            absolute={"value": -config.baseline_tolerance}))
+            absolute={"value": as_metric_float(-config.baseline_tolerance)}))
     accuracy = tfma.MetricConfig(
         class_name="SparseCategoricalAccuracy",
         per_slice_thresholds=[tfma.PerSliceMetricThreshold(
@@ -204,9 +217,7 @@ def _data_checks(config: PipelineConfig, example_gen) -> List:
     # measure compares height and width quantiles, which 10 buckets leave noisy
     # (docs/continuous.md, "Drift").
     statistics_gen = StatisticsGen(
-        examples=examples, stats_options=tfdv.StatsOptions(
-            use_sketch_based_topk_uniques=True, num_quantiles_histogram_buckets=100)
-    ).with_id(ids.STATISTICS_GEN_ID)
+        examples=examples, stats_options=stats_options()).with_id(ids.STATISTICS_GEN_ID)
     statistics = statistics_gen.outputs["statistics"]
     # The two whole-span splits are for the drift check only.
     schema_gen = SchemaGen(statistics=statistics, infer_feature_shape=True,

@@ -54,7 +54,8 @@ def _failure_text(failure) -> str:
     if key.is_diff:
         bound = threshold.change_threshold.absolute.value
         return f"accuracy change vs baseline {value:+.4f} < {bound:+.4f} allowed"
-    return f"accuracy {value:.4f} < threshold {threshold.value_threshold.lower_bound.value}"
+    # The bound is float32 (pipeline/dag.py as_metric_float): 0.7 is 0.699999988.
+    return f"accuracy {value:.4f} < threshold {threshold.value_threshold.lower_bound.value:.6g}"
 
 
 def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float]) -> str:

@@ -61,11 +61,29 @@ def test_eval_config_thresholds_bind_the_overall_slice_only(config):
     (per_slice,) = metric.per_slice_thresholds
     assert [s.feature_keys for s in per_slice.slicing_specs] == [[]]
     threshold = per_slice.threshold
-    assert threshold.value_threshold.lower_bound.value == 0.7
+    assert threshold.value_threshold.lower_bound.value == pytest.approx(0.7)
     assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
     assert [s.feature_keys for s in eval_config(planned(config).config).slicing_specs] == [
         [], ["image/class/label"], ["image/slice/size"], ["image/slice/color"],
         ["image/slice/aspect"], ["image/group"]]
+
+
+@pytest.mark.parametrize("right, passes", [(168, True), (167, False), (169, True)])
+def test_an_accuracy_equal_to_its_threshold_passes_tfmas_validation(config, right, passes):
+    # 168 of 240 is 0.7 exactly; Keras computes it in float32, TFMA compares in float64.
+    import numpy as np
+    import tf_keras as keras
+    from tensorflow_model_analysis.evaluators import metrics_validator
+    from tensorflow_model_analysis.metrics import metric_types
+    accuracy = keras.metrics.Accuracy()
+    accuracy.update_state(np.ones(240), np.r_[np.ones(right), np.zeros(240 - right)])
+    key = metric_types.MetricKey(name="sparse_categorical_accuracy")
+    checked = eval_config(planned(config).config)
+    # No baseline: TFX's Evaluator drops the change threshold, as a first run does.
+    checked.metrics_specs[0].metrics[0].per_slice_thresholds[0].threshold.ClearField(
+        "change_threshold")
+    result = metrics_validator.validate_metrics(((), {key: accuracy.result().numpy()}), checked)
+    assert result.validation_ok is passes
 
 
 def test_eval_config_counts_examples_for_the_audits_slice_gap(config):
