@@ -62,11 +62,11 @@ def measure_rows(measures: dict) -> List[Row]:
     if measures.get("low_confidence_share"):
         m = measures["low_confidence_share"]
         rows.append(_row("low-confidence share", "low_confidence_share", m, "",
-                         f"{m['reference']:.4f}", "rise over"))
+                         f"{m['reference']:.4f}", "on a rise over"))
     if measures.get("accuracy"):
         m = measures["accuracy"]
         rows.append(_row("accuracy", "accuracy", m, f"{m['labeled']} labelled",
-                         f"{m['reference']:.4f}", "drop over"))
+                         f"{m['reference']:.4f}", "on a drop over"))
     return rows
 
 
@@ -77,8 +77,9 @@ def console_lines(result: dict, json_file: str) -> List[str]:
              f"{window['scored']:,} scored, {window['bad']:,} bad; model {result['model']} "
              f"version {result['version']}"]
     for row in measure_rows(result["measures"]):
-        lines.append(f"  {row.name:<26} {row.value}  ({row.threshold}; reference "
-                     f"{row.reference or '-'})" + ("  ALERT" if row.alerting else ""))
+        window_part = f"window {row.window}, " if row.window else ""
+        lines.append(f"  {row.name:<26} {row.value}  (alerts {row.threshold}; {window_part}"
+                     f"reference {row.reference or '-'})" + ("  ALERT" if row.alerting else ""))
     lines += [f"  note: {note}" for note in result.get("notes", [])]
     verdict = "healthy" if result["healthy"] else f"ALERTING: {len(result['alerts'])} alert(s)"
     lines.append(f"verdict   {verdict}")
@@ -94,11 +95,16 @@ def data_uri(image: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+# A measure's value and its verdict stay on one line in a narrow window.
+_NO_WRAP = ".grid td:nth-child(2), .grid td:nth-child(6) {white-space: nowrap}"
+
+
 def _table(header: Sequence[str], rows: List[Sequence[str]]) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
                    for row in rows)
-    return f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
+    return f'<table class="grid">{thead}<tbody>{body}</tbody></table>'
 
 
 def _figures(drifted: Sequence[Drifted], train_mean: str) -> str:
@@ -128,7 +134,7 @@ def monitor_html(result: dict, drifted: Sequence[Drifted] = ()) -> str:
     bad = _table(["record", "reason"], [[b["id"], b["reason"]] for b in window["bad_records"]])
     brightness = result["measures"].get("input_drift", {}).get("brightness", {})
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>imagepipe monitor: "
-            f"{esc(result['model'])}</title><style>{STYLE}</style></head><body>"
+            f"{esc(result['model'])}</title><style>{STYLE}{_NO_WRAP}</style></head><body>"
             f"<h1>imagepipe monitor</h1><p class='overall verdict {status[0]}'>{status[1]}</p>"
             f"{_table(['', ''], header)}<h2>Measures</h2>{measures}"
             + "".join(f"<p class='why'>{esc(n)}</p>" for n in result.get("notes", []))
