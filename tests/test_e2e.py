@@ -19,10 +19,10 @@ pytestmark = pytest.mark.slow
 RESOLVERS = {"latest_blessed_model_resolver", "warm_start_model_resolver"}
 
 
-def _run(data, output, *extra):
+def _run(data, output, *extra, length=("--train-steps", "30")):
     script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
     result = subprocess.run(
-        [script, "run", "--data", str(data), "--output", str(output), "--train-steps", "30",
+        [script, "run", "--data", str(data), "--output", str(output), *length,
          "--eval-steps", "2", "--accuracy-threshold", "0", "--tensorboard-update-freq", "10",
          # Float32 TFLite agrees with the SavedModel to 1e-5, so the gate cannot flake
          # on 20 eval images; quantized gates are tested in tests/components/image_pusher.
@@ -141,8 +141,8 @@ def test_summary_carries_data_health_and_the_audit(two_runs):
         "image/slice/aspect": ["square"]}
     assert slices["overall"] == pytest.approx(evaluation["accuracy"])
     assert first["saliency"]["method"] == "grad-cam" and first["saliency"]["images"]
-    assert set(evaluation["gates"]) == {"max_leakage_gain", "min_robust_accuracy",
-                                        "max_slice_gap"}
+    assert set(evaluation["gates"]) == {"min_leak_free_accuracy", "max_leakage_gain",
+                                        "min_robust_accuracy", "max_slice_gap"}
     page = (out / "report" / "index.html").read_text()
     for section in ("Data health", "Suspected label errors", "Robustness", "Slices"):
         assert section in page
@@ -300,6 +300,22 @@ def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):
     # The page shows the cached run's own times (the last test redraws on new inputs).
     page = (out / "report" / "index.html").read_text()
     assert f"total {second['timings_s']['total']:.1f}s" in page
+
+
+def test_a_time_budget_caps_the_epochs_and_summary_records_them(two_runs, tmp_path):
+    data = two_runs[4]
+    # One step an epoch: 2,000 of them cannot fit in the ~20 s the other stages leave.
+    summary, stdout = _run(data, tmp_path / "out", "--time-budget", "70s",
+                           length=("--epochs", "2000", "--batch-size", "64"))
+    training, plan = summary["training"], summary["plan"]
+    cap = training["time_cap"]
+    assert cap["planned_epochs"] == 2000 and 1 <= cap["epochs"] < 2000
+    assert training["epochs_run"] == cap["epochs"] == training["epochs_planned"]
+    assert cap["first_epoch_s"] > 0 and cap["steady_epoch_s"] > 0
+    assert f"{cap['epochs']} fit of 2000 planned epochs" in cap["reason"]
+    assert plan["values"]["train_cap_s"] == pytest.approx(cap["cap_s"], abs=0.1)
+    assert "--time-budget 70 s minus about" in plan["reasons"]["time_budget"]
+    assert "time budget: training capped at" in stdout and cap["reason"] in stdout
 
 
 # Last in this file: it adds a run to the output folder the tests above inspect.

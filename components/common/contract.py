@@ -127,6 +127,9 @@ DRIFT_VERDICT_PROPERTY = "drift_verdict"
 DRIFT_PROPERTY = "drift"
 # On every ModelBlessing: the candidate's overall accuracy (float), which the Pusher records.
 ACCURACY_PROPERTY = "accuracy"
+# On every ModelBlessing: the accuracy its threshold was held to, as JSON (audit.json's
+# "judged_on"): without the leaked eval images whenever any were leaked and any are left.
+JUDGED_ON_PROPERTY = "judged_on"
 # On the Examples of a {SPAN} pattern: the window's spans, "1,2,3", beside TFX's `span`.
 SPANS_PROPERTY = "spans"
 # ImageExampleGen's verdict on its inputs (components/image_example_gen/novelty.py): the

@@ -6,6 +6,7 @@ this module for nothing heavier.
 from typing import Dict, Iterator, Optional, Sequence, Tuple
 
 ACCURACY_METRIC = "sparse_categorical_accuracy"  # SparseCategoricalAccuracy (pipeline/dag.py)
+_ACCURACY_CLASS = "SparseCategoricalAccuracy"  # ACCURACY_METRIC's Keras class
 _COUNT = "example_count"  # ExampleCount (pipeline/dag.py)
 CANDIDATE_NAMES = ("", "candidate")  # the model evaluated, alone or beside a baseline
 
@@ -60,3 +61,22 @@ def slice_accuracies(evaluation_uri: str, features: Sequence[str]
         by_feature.setdefault(feature, {})[value] = {
             "accuracy": metrics.get(ACCURACY_METRIC), "examples": int(metrics.get(_COUNT, 0))}
     return by_feature
+
+
+def accuracy_threshold(eval_config_json: Optional[str]) -> Optional[float]:
+    """The lower bound on ACCURACY_METRIC's class in the overall slice of an EvalConfig
+    (the Evaluator's exec property, JSON); None if it sets none."""
+    if not eval_config_json:
+        return None
+    import tensorflow_model_analysis as tfma
+    from google.protobuf import json_format
+    config = json_format.Parse(eval_config_json, tfma.EvalConfig())
+    for spec in config.metrics_specs:
+        for metric in spec.metrics:
+            for per_slice in metric.per_slice_thresholds:
+                overall = any(s == tfma.SlicingSpec() for s in per_slice.slicing_specs)
+                bound = per_slice.threshold.value_threshold
+                if (metric.class_name == _ACCURACY_CLASS and overall
+                        and bound.HasField("lower_bound")):
+                    return bound.lower_bound.value
+    return None

@@ -1,14 +1,17 @@
 """TFX adapter: the stock Evaluator executor, then the accuracy, the audit, the monitoring
 reference and the vetoes."""
+import json
 from typing import Any, Dict, List, Optional
 
 from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs as specs
 
-from components.common.contract import ACCURACY_PROPERTY, NO_BASELINE, SLICE_KEYS
+from components.common.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE,
+                                        SLICE_KEYS)
 from components.common.parameters import decode
-from components.image_evaluator.accuracy import overall_accuracy, slice_accuracies
+from components.image_evaluator.accuracy import (accuracy_threshold, overall_accuracy,
+                                                 slice_accuracies)
 from components.image_evaluator.monitoring_reference import write_reference
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.vetoes import judge_drift, veto
@@ -32,7 +35,10 @@ class Executor(evaluator_executor.Executor):
     (components/image_evaluator/audit/) writes audit.json; its predictions and the train
     statistics become the blessing's monitoring reference (monitoring_reference.py),
     which the Pusher ships in the version; a drifted span or a failed audit gate
-    un-blesses the model.
+    un-blesses the model. TFMA holds the accuracy of every eval image to the threshold;
+    the audit holds the accuracy without the leaked ones to it too, and the blessing
+    records which figure was judged (JUDGED_ON_PROPERTY): a leak can only refuse, never
+    bless a model TFMA refused.
     """
 
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
@@ -54,7 +60,11 @@ class Executor(evaluator_executor.Executor):
         reasons = [drifted] if drifted else []
         result = audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
                        examples, evaluation.uri, blessing.uri,
-                       decode(AuditSettings, exec_properties), accuracy)
+                       decode(AuditSettings, exec_properties), accuracy,
+                       accuracy_threshold(exec_properties.get(specs.EVAL_CONFIG_KEY)))
+        if "judged_on" in result:
+            blessing.set_string_custom_property(JUDGED_ON_PROPERTY,
+                                                json.dumps(result["judged_on"]))
         statistics, seen = (input_dict.get(STATISTICS_KEY) or [None])[0], result[PREDICTIONS]
         write_reference(blessing.uri, seen.names, seen.labels, seen.probabilities, accuracy,
                         statistics.uri if statistics else None)
@@ -64,7 +74,8 @@ class Executor(evaluator_executor.Executor):
 
 
 def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
-          settings: AuditSettings, overall: Optional[float]) -> dict:
+          settings: AuditSettings, overall: Optional[float],
+          threshold: Optional[float] = None) -> dict:
     """Runs the audit, writes audit.json (and audit/) into both folders; returns the audit
     (its gates' reasons under "blocked", its predictions under PREDICTIONS).
 
@@ -73,7 +84,7 @@ def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: 
     """
     try:
         result = run_audit(model_uri, examples_uri, settings, overall,
-                           slice_accuracies(evaluation_uri, SLICE_KEYS))
+                           slice_accuracies(evaluation_uri, SLICE_KEYS), threshold)
     except Exception as e:
         raise RuntimeError(f"ImageEvaluator: the model audit of {model_uri} failed "
                            f"({type(e).__name__}: {e}); see "

@@ -12,7 +12,8 @@ import os
 from typing import Dict, List, Optional, Set, Tuple
 
 from components.common.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
-from components.image_example_gen.data_health.groups import HealthItem
+from components.image_example_gen.data_health import together
+from components.image_example_gen.data_health.groups import HealthItem, near_lists
 from components.image_example_gen.data_health.hashing import hash_from_hex, hash_hex
 from components.image_example_gen.data_health.imbalance import imbalance
 from components.image_example_gen.data_health.leakage import leaked_pairs, leakage_summary
@@ -31,18 +32,28 @@ def rows_text(rows: List[list]) -> str:
     return json.dumps(rows, ensure_ascii=False)
 
 
-def ingest_health(texts: List[str], dedupe: bool, classes: List[str],
-                  out_dir: str) -> Tuple[dict, List[list], Set[str]]:
-    """(report.data_health of the shards' rows_text, their rows, the paths to drop);
-    writes HASHES_FILE. The garbage collector is paused from the first row parsed: on a
-    large dataset, parsing and listing the rows set off full collections over everything
-    the process holds (docs/data_health.md#cost)."""
+def ingest_health(texts: List[str], dedupe: bool, classes: List[str], out_dir: str,
+                  regroup: bool) -> Tuple[dict, List[list], Set[str], Dict[str, str]]:
+    """(report.data_health of the shards' rows_text, their rows, the paths to drop, the
+    copies to move: {relpath: split}); writes HASHES_FILE.
+
+    With `regroup` (the splits were hashed, not given), every copy moves to its
+    group's split (data_health/together.py) and the checks see the splits after the
+    move. The garbage collector is paused from the first row parsed: on a large
+    dataset, parsing and listing the rows set off full collections over everything the
+    process holds (docs/data_health.md#cost)."""
     with without_gc():
         rows = [row for text in texts for row in json.loads(text)]
         items = items_of(rows)
-        section, dropped = data_health(items, dedupe, classes)
+        near = near_lists(items)
+        moves = together.moves(items, near) if regroup else {}
+        items = [item._replace(split=moves[item.relpath]) if item.relpath in moves else item
+                 for item in items]
+        section, dropped = data_health(items, dedupe, classes, near)
+        section["split"] = {"rule": "copies together" if regroup else "given",
+                            "moved": len(moves)}
         write_hashes(out_dir, items, dropped)
-    return section, rows, dropped
+    return section, rows, dropped, moves
 
 
 def items_of(rows: List[list]) -> List[HealthItem]:

@@ -19,7 +19,7 @@ from components.common.contract import (DATA_HEALTH_KEY, INGEST_REPORT_FILE, LAB
 from components.image_example_gen.data_health import hashing
 from components.image_example_gen.data_health.report import problems
 from components.image_example_gen import health
-from components.image_example_gen.dedupe import drop_examples, facts_without
+from components.image_example_gen.dedupe import edit_shards, facts_after
 from components.image_example_gen.encoding import encode, parallel, shards
 from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
@@ -212,25 +212,34 @@ def ingest_report(listing: Listing, facts: Iterable[Tuple[encode.Fact, int]],
     }
 
 
-def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, dedupe):
+def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, dedupe,
+                  regroup):
     """The last step: every shard is written, so the manifest can go.
 
     Data health is computed from every example's hashes (`rows`, health.rows_text per
-    shard); with `dedupe`, the examples it drops are filtered out of the shards first.
+    shard); with `regroup`, copies hashed apart move to their group's split, and with
+    `dedupe`, the examples it drops are filtered out of the shards, in one pass.
     """
     section = None
     if hashing.ENABLED:
         classes = listing.classes if listing.classes is not None else \
             _classes_from_facts(facts)
-        section, rows, dropped = health.ingest_health(rows, dedupe, classes, out_dir)
-        drop_examples(split_dirs, dropped)
-        facts = facts_without(facts, rows, dropped) if dropped else facts
+        section, rows, dropped, moves = health.ingest_health(rows, dedupe, classes, out_dir,
+                                                             regroup)
+        edit_shards(split_dirs, dropped, moves)
+        facts = facts_after(facts, rows, dropped, moves) if dropped or moves else facts
     report = ingest_report(listing, facts, skipped)
     if section is not None:
         report[DATA_HEALTH_KEY] = section
     files.write_text(os.path.join(out_dir, INGEST_REPORT_FILE),
                      json.dumps(report, indent=2, ensure_ascii=False))
     files.remove(manifest)
+
+
+def splits_hashed(listing: Listing) -> bool:
+    """Whether ingestion hashes paths into splits: no unit has a split of its own
+    (train/ and eval/ folders, IDX t10k files, an .npz's x_test, TFRecord splits)."""
+    return not any(getattr(unit, "split", None) for unit in listing.files)
 
 
 def finish_ingest(report_dir: str, strict: bool) -> dict:
@@ -291,4 +300,5 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
              rows=beam.pvalue.AsList(read[_HEALTH]),
              # Without its file list: Beam pickles this closure, several times.
              listing=dataclasses.replace(listing, files=[], groups={}), out_dir=report_dir,
-             manifest=manifest, split_dirs=split_dirs, dedupe=options.dedupe))
+             manifest=manifest, split_dirs=split_dirs, dedupe=options.dedupe,
+             regroup=splits_hashed(listing)))

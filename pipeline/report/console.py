@@ -2,7 +2,8 @@
 from typing import List, Optional
 
 from components.common.contract import BASELINE_ID, WARM_START_ID
-from pipeline.report.verdicts import FAIL, Verdict, audit_verdicts, serving
+from modules.tuning.choice import describe
+from pipeline.report.verdicts import FAIL, Verdict, accuracy_text, audit_verdicts, serving
 
 
 def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
@@ -32,10 +33,12 @@ def tuning_lines(tuning: Optional[dict]) -> List[str]:
     used = tuning.get("trained_with") or {}
     values = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
                        for k, v in sorted(used.items()))
+    choice = tuning.get("choice")  # None for a module file's own tuner
     return [f"tuned     {len(tuning['trials'])} trials ({tuning['stopped_early']} stopped "
             f"early), best holdout accuracy "
             + (f"{max(scores):.4f}" if scores else "n/a")
-            + (f"; trained with {values}" if values else "")]
+            + (f"; trained with {values}" if values else "")] + (
+        [f"          {describe(choice)}"] if choice else [])
 
 
 def _verdict_line(verdict: Verdict) -> str:
@@ -123,14 +126,11 @@ def _time_line(summary: dict) -> str:
 def format_summary(summary: dict) -> str:
     """A few lines for humans; summary.json has the rest."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
-    accuracy = evaluation["accuracy"]
-    baseline = evaluation["baseline_accuracy"]
     lines: List[str] = [
         f"data      {data['path']}: {len(data['classes'])} classes, "
         + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
         + f"; {data['skipped']} skipped, {data['ignored']} ignored",
-        "accuracy  " + ("n/a" if accuracy is None else f"{accuracy:.4f}")
-        + ("" if baseline is None else f" (baseline {baseline:.4f})")
+        "accuracy  " + accuracy_text(evaluation)
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",
         *audit_lines(summary),

@@ -55,16 +55,6 @@ def _plan_rows(summary: dict) -> List[Tuple[str, str]]:
             for name, value, key in rows]
 
 
-def _accuracy_text(evaluation: dict) -> str:
-    accuracy, baseline = evaluation.get("accuracy"), evaluation.get("baseline_accuracy")
-    text = "n/a" if accuracy is None else f"{accuracy:.4f}"
-    if baseline is not None:
-        text += f" (baseline {baseline:.4f})"
-    if evaluation.get("accuracy_without_leaked") is not None:
-        text += f"; {evaluation['accuracy_without_leaked']:.4f} without leaked eval images"
-    return text
-
-
 def header_rows(summary: dict) -> List[Tuple[str, str]]:
     """(name, HTML) rows: data, accuracy, the plan, the serving check, pushes, times."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
@@ -74,7 +64,7 @@ def header_rows(summary: dict) -> List[Tuple[str, str]]:
         ("data", esc(f"{data['path']} ({data['format']}): {len(data['classes'])} classes, "
                      + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
                      + f"; {data['skipped']} skipped")),
-        ("accuracy", esc(_accuracy_text(evaluation))),
+        ("accuracy", esc(verdicts.accuracy_text(evaluation))),
         ("blessed", esc(f"{'yes' if evaluation['blessed'] else 'NO'}: {evaluation['reason']}")),
         *_plan_rows(summary),
         # spans, warm start, drift and a blocked push: the console's lines, "key  value"

@@ -8,6 +8,7 @@ audit folder beside index.html.
 import html
 from typing import Iterable, List, Optional
 
+from modules.tuning.choice import describe
 from pipeline.report import verdicts
 from pipeline.report.verdicts import Verdict
 
@@ -119,8 +120,8 @@ def robustness(summary: dict) -> str:
     rows.append(["<b>mean</b>", _accuracy(result.get("mean"), result["clean"])]
                 + [""] * (len(severities) - 1))
     fgsm = result.get("fgsm")
-    note = (f"<p>clean accuracy {result['clean']:.3f} on {result.get('examples', 0):,} eval "
-            "images" + (f"; FGSM attack at ε {fgsm['epsilon']:g}: {fgsm['accuracy']:.3f}"
+    note = (f"<p>accuracy {verdicts.clean_label(result)}: the eval images corrupted"
+            + (f"; FGSM attack at ε {fgsm['epsilon']:g}: {fgsm['accuracy']:.3f}"
                         if fgsm else "") + "</p>")
     return _section("robustness", "Robustness", [verdicts.robustness(summary)],
                     _table(["corruption", *(f"severity {s}" for s in severities)], rows) + note)
@@ -160,13 +161,16 @@ def tuning(summary: dict) -> str:
     if not found:
         return ""
     used = found.get("trained_with") or {}
+    chosen = (found.get("choice") or {}).get("trained")  # None for a module's own tuner
     names = sorted({name for row in found["trials"] for name in row["values"]})
     rows, marked = [], False
     for row in found["trials"]:
         score = "" if row["score"] is None else f"{row['score']:.4f}"
         # once: the oracle may propose the same values twice
-        mark = " (trained)" if used and row["values"] == used and not marked else ""
-        marked = marked or bool(mark)
+        trained = (row["trial_id"] == chosen if chosen is not None
+                   else used and row["values"] == used and not marked)
+        mark = (" (plan)" if row.get("plan") else "") + (" (trained)" if trained else "")
+        marked = marked or trained
         stopped = row.get("stopped") or row.get("message") or ""
         epochs = (f"{row['epochs_run']}/{row['epochs_planned']}" if "epochs_run" in row
                   else "")
@@ -174,7 +178,8 @@ def tuning(summary: dict) -> str:
                      *[esc(_short(row["values"].get(n))) for n in names],
                      esc(epochs), esc(stopped)])
     line = esc(f"{len(found['trials'])} trials, {found['stopped_early']} stopped early; "
-               "scores are accuracy on train images held out of the trials' training.")
+               "scores are accuracy on train images held out of the trials' training."
+               + (f" Verdict: {describe(found['choice'])}." if found.get("choice") else ""))
     return _section("tuning", "Tuning", [], f"<p>{line}</p>" + _table(
         ["trial", "holdout accuracy", *[esc(n) for n in names], "epochs", "stopped"], rows))
 

@@ -70,6 +70,27 @@ def data_health(summary: dict) -> Optional[Verdict]:
     return Verdict("health", WARN, f"{images}: " + ", ".join(problems))
 
 
+def accuracy_text(evaluation: dict) -> str:
+    """The run's accuracy, led by the figure its blessing was judged on: without the eval
+    images that have a copy in train whenever there are any (and any are left)."""
+    accuracy, without = evaluation.get("accuracy"), evaluation.get("accuracy_without_leaked")
+    leaked, baseline = evaluation.get("leaked"), evaluation.get("baseline_accuracy")
+    examples = (evaluation.get("audit") or {}).get("examples")
+    if leaked and without is not None:
+        size = f"n={examples - leaked:,}; " if examples is not None else ""
+        text = (f"{without:.4f} without {_count(leaked, 'leaked eval image')} "
+                f"({size}{'n/a' if accuracy is None else f'{accuracy:.4f}'} with)")
+    else:
+        text = "n/a" if accuracy is None else f"{accuracy:.4f}"
+    return text + ("" if baseline is None else f" (baseline {baseline:.4f})")
+
+
+def clean_label(robustness: dict) -> str:
+    """The robustness check's clean accuracy, with its sample: it is measured on a few
+    hundred eval images (robustness.examples_for), not the whole split."""
+    return f"{robustness['clean']:.3f} clean (n={robustness.get('examples', 0):,})"
+
+
 def leakage(summary: dict) -> Optional[Verdict]:
     """Eval images with a copy in train, and what they add to the accuracy."""
     evaluation = summary.get("eval") or {}
@@ -86,8 +107,12 @@ def leakage(summary: dict) -> Optional[Verdict]:
         gain = evaluation.get("leakage_gain")
         change = "" if gain is None else f" ({-gain:+.3f})".replace("-", "−")
         text += f"; accuracy without them {without:.3f}{change}{_limit(gate)}"
+    threshold = _gate(summary, "min_leak_free_accuracy")
+    if threshold and not threshold.get("passed"):
+        text += f", under the accuracy threshold of {threshold['limit']:.3f}"
+    failed = any(g and not g.get("passed") for g in (gate, threshold))
     # leaked images want removing even when the accuracy they add is within the gate's limit
-    return Verdict("leakage", FAIL if gate and not gate.get("passed") else WARN, text)
+    return Verdict("leakage", FAIL if failed else WARN, text)
 
 
 def robustness(summary: dict) -> Optional[Verdict]:
@@ -98,7 +123,7 @@ def robustness(summary: dict) -> Optional[Verdict]:
     gate = _gate(summary, "min_robust_accuracy")
     worst = min(((acc, name, level) for name, levels in result.get("corruptions", {}).items()
                  for level, acc in levels.items()), default=None)
-    text = (f"Accuracy {result['clean']:.3f} clean, {result['mean']:.3f} mean under "
+    text = (f"Accuracy {clean_label(result)}, {result['mean']:.3f} mean under "
             f"{len(result.get('corruptions', {}))} corruptions")
     if worst:
         text += f" (worst: {worst[1].replace('_', ' ')} {worst[2]}, {worst[0]:.3f})"

@@ -22,7 +22,7 @@ from components.image_evaluator.audit import render
 from components.image_evaluator.audit.classifier import (Classifier, decode, load_classifier,
                                                          predict_encoded)
 from components.image_evaluator.audit.examples import EvalExamples, class_names, read_eval_examples
-from components.image_evaluator.audit.gates import apply_gates
+from components.image_evaluator.audit.gates import apply_gates, judged_on
 from components.image_evaluator.audit.leak_free import leaked_paths, leakage
 from components.image_evaluator.audit.robustness import accuracy, examples_for, robustness
 from components.image_evaluator.audit.saliency import choose_images, saliency_maps
@@ -88,11 +88,13 @@ def _leaked(examples_uri: str) -> Optional[set]:
 
 
 def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
-              overall: Optional[float], by_feature: ByFeature) -> dict:
+              overall: Optional[float], by_feature: ByFeature,
+              accuracy_threshold: Optional[float] = None) -> dict:
     """audit.json's content, plus its pictures under PICTURES ({relpath: uint8 RGB}) and
     its predictions under PREDICTIONS (EvalPredictions).
 
-    `overall` and `by_feature` are TFMA's accuracies (overall, per slice).
+    `overall` and `by_feature` are TFMA's accuracies (overall, per slice);
+    `accuracy_threshold` TFMA's bound on accuracy, which gates.judged_on records.
     Raises on an empty eval split: an audit of nothing would pass every gate.
     """
     started = time.perf_counter()
@@ -112,7 +114,8 @@ def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
              "saliency": _saliency(classifier, examples, predicted, names, pictures),
              "robustness": _robustness(classifier, examples, probabilities),
              "slices": slice_gap(overall, by_feature)}
-    audit["gates"], audit["blocked"] = apply_gates(settings, audit)
+    audit["gates"], audit["blocked"] = apply_gates(settings, audit, accuracy_threshold)
+    audit["judged_on"] = judged_on(audit, overall, accuracy_threshold)
     audit["seconds"] = round(time.perf_counter() - started, 3)
     audit[PICTURES] = pictures
     audit[PREDICTIONS] = EvalPredictions(names, examples.labels, probabilities)

@@ -8,7 +8,7 @@ closure, so a chain of slightly different images (a burst of photos) never
 merges into one huge group; every member is a near copy of the first path.
 """
 import collections
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from components.image_example_gen.data_health import near_index
 
@@ -55,6 +55,10 @@ class NearLists:
 
     def __getitem__(self, item: int) -> List[int]:
         return [self._hashed[p] for p in self._copies[self._position[item]]]
+
+    def links(self) -> Iterator[Tuple[int, int]]:
+        """Item index pairs joining every near copy to the others (NearCopies.links)."""
+        return ((self._hashed[a], self._hashed[b]) for a, b in self._copies.links())
 
 
 def near_lists(items: List[HealthItem]) -> NearLists:

@@ -10,7 +10,7 @@ In NumPy, one sort per band: ingestion runs this in the parent after the last
 shard, where a Python query per image took most of the checks' own time.
 """
 import collections.abc
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -99,6 +99,18 @@ class NearCopies(collections.abc.Sequence):
             return []
         others = [p for v in self._near[value] for p in self._members[v]]
         return sorted(others + [p for p in self._members[value] if p != position])
+
+    def links(self) -> Iterator[Tuple[int, int]]:
+        """Pairs of positions that join every near copy to the others, transitively.
+
+        Linear in the positions: members of one hash form a chain, and two close hashes
+        are joined through their first members, never a pair per two copies (N blank
+        images would be N^2 pairs).
+        """
+        for value, positions in self._members.items():
+            yield from zip(positions, positions[1:])
+            yield from ((positions[0], self._members[other][0])
+                        for other in self._near[value] if other > value)
 
 
 def near_lists(hashes: Sequence[int]) -> NearCopies:

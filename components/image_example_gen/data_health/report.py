@@ -5,8 +5,9 @@ import gc
 from typing import Dict, List, Optional, Set, Tuple
 
 from components.common.contract import EVAL
-from components.image_example_gen.data_health.groups import (Group, HealthItem, duplicate_groups,
-                                                             is_conflict, near_lists)
+from components.image_example_gen.data_health.groups import (Group, HealthItem, NearLists,
+                                                             duplicate_groups, is_conflict,
+                                                             near_lists)
 from components.image_example_gen.data_health.imbalance import imbalance
 from components.image_example_gen.data_health.leakage import leaked_pairs, leakage_summary
 
@@ -70,15 +71,16 @@ def _cap(values: list) -> Tuple[list, bool]:
     return values[:MAX_LISTED], len(values) > MAX_LISTED
 
 
-def data_health(items: List[HealthItem], dedupe: bool,
-                classes: Optional[List[str]] = None) -> Tuple[dict, Set[str]]:
+def data_health(items: List[HealthItem], dedupe: bool, classes: Optional[List[str]] = None,
+                near: Optional[NearLists] = None) -> Tuple[dict, Set[str]]:
     """(the "data_health" section, the paths to drop: empty without `dedupe`).
 
     `classes` lists every class (an empty one counts in the imbalance).
-    class_counts are of the examples kept.
+    class_counts are of the examples kept. `near`: near_lists(items), if the caller
+    has it (it depends on the hashes only, not on the splits).
     """
     with without_gc():
-        near = near_lists(items)
+        near = near_lists(items) if near is None else near
         groups = duplicate_groups(items, near)
         conflicts = [g for g in groups if is_conflict(g, items)]
         pairs = leaked_pairs(items, near)

@@ -17,7 +17,8 @@ from components.common.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, 
                                         INGEST_REPORT_FILE, MONITOR_REFERENCE_FILE,
                                         MONITORING_DIR, NO_BASELINE, TRAIN_STATISTICS_FILE,
                                         VETOED_PROPERTY, read_drift)
-from components.common.contract import ACCURACY_PROPERTY
+from components.common.contract import (ACCURACY_PROPERTY, DATA_HEALTH_KEY, FILENAME_KEY,
+                                        JUDGED_ON_PROPERTY)
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
@@ -73,9 +74,9 @@ def _examples(uri):
 
 
 def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistics=None,
-              **properties):
-    """The executor for real, with threshold 0 and no baseline, `drift` its drift input,
-    `statistics` its statistics one; returns its outputs."""
+              threshold=0.0, **properties):
+    """The executor for real, with `threshold` (0) and no baseline, `drift` its drift
+    input, `statistics` its statistics one; returns its outputs."""
     from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
     from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
     from pipeline.dag import eval_config
@@ -84,7 +85,7 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistic
     shutil.copytree(exported_model.model_dir, os.path.join(model.uri, "Format-Serving"))
     outputs = _outputs(tmp_path)
     properties.update({specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(
-                           eval_config(PipelineConfig(accuracy_threshold=0.0))),
+                           eval_config(PipelineConfig(accuracy_threshold=threshold))),
                        specs.EXAMPLE_SPLITS_KEY: json.dumps(["eval"])})
     beam_args = with_setup_file(LOCAL_BEAM_ARGS.split(), LOCAL_SETUP_FILE)
     context = BaseBeamExecutor.Context(beam_pipeline_args=beam_args, tmp_dir=str(tmp_path / "t"))
@@ -277,6 +278,7 @@ def _eval_split_with_groups(tmp_path, exported_model):
                 1 - int(predicted[i % len(records)])
             example.features.feature[LABEL_KEY].int64_list.value[:] = [label]
             example.features.feature[GROUP_KEY].bytes_list.value[:] = [b"a" if right else b"b"]
+            example.features.feature[FILENAME_KEY].bytes_list.value[:] = [f"e/{i}.png".encode()]
             writer.write(example.SerializeToString())
     return str(examples)
 
@@ -297,3 +299,27 @@ def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model,
     assert ("--max-slice-gap" in blessing.get_string_custom_property(VETOED_PROPERTY)) \
         != bool(blessed)
     assert os.path.exists(os.path.join(blessing.uri, "BLESSED" if blessed else "NOT_BLESSED"))
+
+
+@pytest.mark.integration  # TFMA scores a real SavedModel with Beam
+def test_leaked_eval_images_cannot_lift_the_accuracy_over_the_threshold(tmp_path,
+                                                                         exported_model):
+    """0.6 over all 50 eval images passes 0.5; 20 of the 30 right ones have a copy in
+    train, and without them the accuracy is 10/30: the model is not blessed."""
+    examples = _eval_split_with_groups(tmp_path, exported_model)
+    report_path = os.path.join(examples, INGEST_REPORT_FILE)
+    report = json.loads(open(report_path).read()) if os.path.exists(report_path) else {}
+    report[DATA_HEALTH_KEY] = {"leakage": {"eval_paths": [f"e/{i}.png" for i in range(20)]}}
+    with open(report_path, "w") as f:
+        json.dump(report, f)
+    outputs = _evaluate(tmp_path, exported_model, examples, threshold=0.5)
+    blessing = outputs[specs.BLESSING_KEY][0]
+    assert blessing.get_float_custom_property(ACCURACY_PROPERTY) == pytest.approx(0.6)
+    assert blessing.get_int_custom_property("blessed") == 0
+    reason = blessing.get_string_custom_property(VETOED_PROPERTY)
+    assert "accuracy without the 20 eval image(s) that have a copy in train 0.333 (n=30) " \
+           "below --accuracy-threshold 0.5" in reason
+    judged = json.loads(blessing.get_string_custom_property(JUDGED_ON_PROPERTY))
+    assert judged["figure"] == "accuracy_without_leaked" and judged["examples"] == 30
+    assert judged["value"] == pytest.approx(1 / 3) and judged["threshold"] == 0.5
+    assert os.path.exists(os.path.join(blessing.uri, "NOT_BLESSED"))

@@ -19,7 +19,7 @@ def test_the_page_opens_with_the_overall_verdict_then_the_plan_and_serving_check
                   "8 <span class='why'>— 2,936 train images",
                   "✓ Serving check passed: 102 warmup requests replayed",
                   '<a href="model_card.html">model card</a>',
-                  "0.8128 without leaked eval images"):
+                  "0.8128 without 12 leaked eval images (n=722; 0.8311 with) (baseline 0.8207)"):
         assert shown in page
     assert 'src="gallery.png"' in page and "total 830.5s" in page  # as before
 
@@ -78,7 +78,10 @@ def test_the_run_prints_a_short_line_per_check():
     assert checks["leakage"] == ("12 eval images have a copy in train; accuracy without them "
                                  "0.813 (-0.018)")
     assert checks["suspects"] == "9 eval images may be mislabelled (confident learning)"
-    assert checks["robust"].startswith("accuracy 0.830 clean, 0.731 mean under 5 corruptions")
+    assert checks["accuracy"].startswith("0.8128 without 12 leaked eval images (n=722; "
+                                         "0.8311 with)")  # the figure judged leads
+    assert checks["robust"].startswith("accuracy 0.830 clean (n=256), 0.731 mean under 5 "
+                                       "corruptions")
     assert checks["slices"].startswith("worst slice size=small: 0.680 on 41 images")
     assert all(line.isascii() and len(line) < 160 for line in lines)
     assert not {"health", "leakage", "robust"} & {

@@ -4,7 +4,7 @@ import pytest
 
 from components.image_example_gen.data_health.groups import HealthItem
 from components.image_evaluator.settings import AuditSettings
-from components.image_evaluator.audit.gates import apply_gates
+from components.image_evaluator.audit.gates import apply_gates, judged_on
 from components.image_evaluator.audit.leak_free import leaked_paths, leakage
 from components.image_evaluator.audit.slice_gap import slice_gap
 
@@ -67,7 +67,7 @@ def test_a_gate_blocks_only_past_its_limit_and_names_its_flag():
     gates, blocked = apply_gates(settings, _audit(0.01, 0.7, 0.1))
     assert blocked == [] and all(g["passed"] for g in gates.values())
     gates, blocked = apply_gates(settings, _audit(0.1, 0.5, 0.3))
-    assert [g["passed"] for g in gates.values()] == [False, False, False]
+    assert [g["passed"] for g in gates.values()] == [True, False, False, False]  # no threshold
     assert ["--max-leakage-gain" in blocked[0], "--min-robust-accuracy" in blocked[1],
             "--max-slice-gap" in blocked[2] and "image/group=x" in blocked[2]] == [True] * 3
 
@@ -78,3 +78,19 @@ def test_unset_gates_and_missing_figures_only_report():
                                                          "passed": True}
     _, blocked = apply_gates(AuditSettings(0.0, 1.0, 0.0), _audit(None, None, None))
     assert blocked == []
+
+
+def test_the_accuracy_without_leaked_images_is_held_to_the_threshold():
+    audit = {**_audit(0.2, 0.9, 0.0), "examples": 50,
+             "leakage": {"leaked": 20, "accuracy_without": 0.4, "gain": 0.2}}
+    gates, blocked = apply_gates(AuditSettings(None, None, None), audit, 0.5)
+    assert gates["min_leak_free_accuracy"] == {"limit": 0.5, "value": 0.4, "passed": False}
+    assert blocked == ["accuracy without the 20 eval image(s) that have a copy in train 0.400 "
+                       "(n=30) below --accuracy-threshold 0.5"]
+    assert judged_on(audit, 0.6, 0.5) == {"figure": "accuracy_without_leaked", "value": 0.4,
+                                          "leaked": 20, "examples": 30, "threshold": 0.5,
+                                          "with_leaked": 0.6}
+    clean = {**audit, "leakage": {"leaked": 0, "accuracy_without": 0.6, "gain": 0.0}}
+    assert apply_gates(AuditSettings(None, None, None), clean, 0.7)[1] == []  # TFMA's to judge
+    assert judged_on(clean, 0.6, 0.7) == {"figure": "accuracy", "value": 0.6, "examples": 50,
+                                          "threshold": 0.7}
