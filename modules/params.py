@@ -76,6 +76,10 @@ class TrainerParams:
     # The best trial's values as JSON (modules/networks/space.py), set by the
     # Trainer from the Tuner's artifact; None: untuned.
     hyperparameters: Optional[str] = None
+    # --time-budget (modules/training/time_cap.py): the fit's cap in seconds, and how
+    # many epochs of a throwaway copy are timed to size it; None: no budget.
+    train_cap_s: Optional[float] = None
+    time_cap_probe_epochs: Optional[int] = None
 
     def __post_init__(self):
         if self.model not in MODELS:

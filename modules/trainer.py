@@ -4,8 +4,10 @@ The pieces, one job each, are in modules/training/: the datasets, the
 callbacks, the model and its phases, the warm-start decision, and a
 cluster's other workers.
 """
+import dataclasses
 import os
 import shutil
+import tempfile
 import time
 
 import tensorflow_transform as tft
@@ -30,6 +32,8 @@ from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
+from modules.training.callbacks import tensorboard_freq
+from modules.training.time_cap import capped_epochs, probe_epochs
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key
@@ -84,26 +88,23 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     labels = read_labels(os.path.join(examples_uri_of(fn_args.train_files[0]), LABELS_FILE))
     module = user_module_of(params)
     augment = user_module.augment_fn(module, params) if module else None
-    trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
-    # One folder per execution and process: concurrent runs on a cluster may share
-    # the root, and a killed run's folder is found by its dead process.
-    cache_root = params.cache_root or os.path.join(trainer_root, CACHE_DIR)
-    with remove_caches(decode_cache_folder(cache_root, os.path.basename(fn_args.model_run_dir),
-                                           os.getpid())) as cache_dir:
-        train, evaluation, sizes = training_datasets(fn_args, params, tft_output, dist,
-                                                     len(labels), cache_dir, augment)
+    with remove_caches(_cache_folder(fn_args, params)) as cache_dir:
+        datasets = lambda: training_datasets(fn_args, params, tft_output, dist,  # noqa: E731
+                                             len(labels), cache_dir, augment)
+        train, evaluation, sizes = datasets()
         schedule = training_schedule(params, sizes[TRAIN], sizes[EVAL], dist.global_batch)
         description = warm_start.describe(
             params.model, params.module_sha256, image_shape(tft_output), labels,
             weights_key(params))
         if params.tuned_values and dist.is_chief:
-            print("          tuned: " + ", ".join(
-                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                for k, v in sorted(params.tuned_values.items())), flush=True)
+            _print_tuned(params.tuned_values)
         planned = schedule.epochs
         decision, schedule = warm_start_decision(fn_args, params, description, schedule)
-        model = build_compiled(params, dist, tft_output, len(labels),
-                               phases(params, schedule)[0], module)
+        build = lambda s: build_compiled(params, dist, tft_output, len(labels),  # noqa: E731
+                                         phases(params, s)[0], module)
+        time_cap, schedule, train, evaluation = _cap_epochs(params, dist, schedule, build,
+                                                            train, evaluation, datasets)
+        model = build(schedule)
         warm = warm_start_record(model, decision, schedule.epochs, planned)
         weights = class_weights_for(fn_args, params, labels, dist)
         started = time.perf_counter()
@@ -116,7 +117,8 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
                   parameter_servers=dist.parameter_servers, warm_start=warm,
                   hyperparameters=params.tuned_values or None,
                   class_weights=None if weights is None else [round(weights[i], 4)
-                                                              for i in sorted(weights)])
+                                                              for i in sorted(weights)],
+                  time_cap=time_cap)
     started = time.perf_counter()
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
@@ -126,3 +128,42 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         from modules.networks.backbones import save_backbone_weights
         save_backbone_weights(model, run_dir)
     add_fit_stats(run_dir, export_s=time.perf_counter() - started)
+
+
+def _cache_folder(fn_args: FnArgs, params: TrainerParams) -> str:
+    """The decode cache's folder: one per execution and process, since concurrent runs on
+    a cluster may share the root, and a killed run's folder is found by its dead process."""
+    trainer_root = os.path.dirname(os.path.dirname(fn_args.model_run_dir))
+    cache_root = params.cache_root or os.path.join(trainer_root, CACHE_DIR)
+    return decode_cache_folder(cache_root, os.path.basename(fn_args.model_run_dir), os.getpid())
+
+
+def _print_tuned(values: dict) -> None:
+    print("          tuned: " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                                          for k, v in sorted(values.items())), flush=True)
+
+
+def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation, datasets):
+    """(fit_stats' `time_cap`, the schedule of the epochs that fit in --time-budget's
+    training cap, and the datasets to train them on), timed on a throwaway model; with
+    no budget, (None, and what it was given)."""
+    if params.train_cap_s is None:
+        return None, schedule, train, evaluation
+    print(f"          time budget: {params.train_cap_s:.0f} s to train; timing "
+          f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        per_epoch = [keras.callbacks.BackupAndRestore(os.path.join(scratch, "backup")),
+                     keras.callbacks.TensorBoard(scratch, update_freq=tensorboard_freq(
+                         params, dist))]
+        cap = capped_epochs(params.train_cap_s, schedule, params.time_cap_probe_epochs,
+                            lambda n: probe_epochs(lambda: build(schedule), train, evaluation,
+                                                   schedule, n, per_epoch))
+    print(f"          time budget: {cap.reason}", flush=True)
+    if cap.first_epoch_s is None:  # nothing was timed: nothing to redo
+        return dataclasses.asdict(cap), schedule, train, evaluation
+    # From here on exactly what `--epochs N` runs: the timing drew random numbers
+    # and advanced the datasets' shuffles.
+    keras.utils.set_random_seed(params.seed)
+    train, evaluation, _ = datasets()
+    return (dataclasses.asdict(cap), dataclasses.replace(schedule, epochs=cap.epochs),
+            train, evaluation)

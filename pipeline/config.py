@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 from typing import List, Optional, Type, TypeVar
 
+from components.common.durations import DURATION_RULE, is_duration
 from components.common.contract import EXAMPLE_GEN_ID, IMAGE_KEY, LABEL_KEY, SPAN_STORE_DIR
 from components.common.storage.files import is_remote
 from components.image_example_gen.options import FORMATS, IngestOptions, option_problems
@@ -169,6 +170,11 @@ class PipelineConfig:
                                    "its size (early stopping may end sooner).")
     train_steps: Optional[int] = _field(None, "Exact number of training steps; overrides "
                                         "--epochs. Default: none (train in epochs).")
+    time_budget: Optional[str] = _field(None, "Wall-time budget of the whole run: training "
+                                        "stops after the epochs that fit in what the other "
+                                        "stages leave (the plan says how much, and why). "
+                                        "Default: none (train the planned epochs). "
+                                        "Example: --time-budget 10m, 1h30m")
     eval_steps: Optional[int] = _field(None, "Validation batches after each epoch. Default: "
                                        "the whole eval split (the Evaluator always scores "
                                        "all of it).")
@@ -176,8 +182,11 @@ class PipelineConfig:
                         "widths, depths, dropout, image sizes, learning rates and augmentation "
                         "strengths (backbones: both phases' learning rates and how much to "
                         "unfreeze; a module file: its own tuner_fn if it has one) on a sample "
-                        "of the train split, and the Trainer trains the best (docs/tuning.md).")
-    tune_trials: int = _field(10, "With --tune: at most this many trials.")
+                        "of the train split, and the Trainer trains the best, unless the plan's "
+                        "own settings (trial 0) score within the margin that the holdout's "
+                        "size leaves to chance (docs/tuning.md).")
+    tune_trials: int = _field(10, "With --tune: at most this many trials, the plan's own "
+                              "settings (trial 0) among them.")
     tune_minutes: float = _field(30.0, "With --tune: start no trial after this many minutes, "
                                  "and stop the one running then.")
     optimizer: str = _field("adam", "Optimizer: adam, or sgd as in the TPU example (use "
@@ -281,7 +290,7 @@ class PipelineConfig:
             ("span", unset("span") or is_pattern(self.data),
              "needs a {SPAN} pattern in --data"),
         ]
-        problems = [(name, rule) for name, ok, rule in checks if not ok]
+        problems = [(name, rule) for name, ok, rule in checks + self._budget_checks() if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels,
                                     self.train_spans, self.span, self.span_quiet)
         problems += [(name, "must be in [0, 1]") for name in AUDIT_GATES
@@ -291,6 +300,16 @@ class PipelineConfig:
         if problems:
             name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
+
+    def _budget_checks(self):
+        """--time-budget's (name, ok, rule) checks."""
+        unset = self.time_budget is None
+        return [("time_budget", unset or is_duration(self.time_budget), DURATION_RULE),
+                # The budget sizes epochs; an exact step count leaves nothing to size.
+                ("time_budget", unset or self.train_steps is None,
+                 "caps epochs, and --train-steps asks for an exact step count: give one"),
+                # Each worker would time its own epochs and could settle on another count.
+                ("time_budget", unset or self.workers == 1, "needs --workers 1")]
 
     @property
     def pipeline_root(self) -> str:

@@ -47,10 +47,10 @@ def fit_callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
     backup = backup_dir(fn_args) + ("" if phase.first_epoch == 0 else f"-{phase.name}")
     return callbacks + [keras.callbacks.BackupAndRestore(backup),
                         keras.callbacks.TensorBoard(
-                            run_dir, update_freq=_tensorboard_freq(params, dist))]
+                            run_dir, update_freq=tensorboard_freq(params, dist))]
 
 
-def _tensorboard_freq(params: TrainerParams, dist):
+def tensorboard_freq(params: TrainerParams, dist):
     """Every N steps; per epoch under parameter servers, where Keras refuses batch hooks."""
     if dist.coordinated:
         return "epoch"

@@ -10,14 +10,17 @@ pipeline/planning/rules.py.
 import dataclasses
 from typing import Dict, List, Optional
 
+from components.common.durations import parse_duration
 from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
                             head_epochs, steps_per_epoch)
 from modules.tuning.settings import TuningParams
 from modules.networks.space import searched
 from pipeline.config import PLANNED, PipelineConfig
+from pipeline.errors import UsageError
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
 from pipeline.planning.model_source import NO_WEIGHTS, ModelSource
+from pipeline.planning.time_budget import training_cap
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Plan:
     source: ModelSource = ModelSource("builtin", None)
     # The Trainer's decode cache on a local run (the state folder's); None on a cluster.
     decode_cache_root: Optional[str] = None
+    # --time-budget: the Trainer's fit cap in seconds (time_budget.py); None: no budget.
+    train_cap_s: Optional[float] = None
 
     @property
     def fine_tunes(self) -> bool:
@@ -61,7 +66,8 @@ class Plan:
             module_file=s.path, module_source=s.text, module_sha256=s.sha256,
             cache_root=self.decode_cache_root, warm_start=c.warm_start == "on",
             warm_start_share=rules.WARM_START_EPOCH_SHARE,
-            imbalance_ratio=rules.IMBALANCE_RATIO,
+            imbalance_ratio=rules.IMBALANCE_RATIO, train_cap_s=self.train_cap_s,
+            time_cap_probe_epochs=rules.TIME_CAP_PROBE_EPOCHS if self.train_cap_s else None,
             hyperparameters=None)  # the Trainer's, from the Tuner's artifact
 
     def tuning_params(self) -> TuningParams:
@@ -87,6 +93,9 @@ class Plan:
                       warmup_epochs=rules.WARMUP_EPOCHS, schedule="warmup, then cosine",
                       warm_start=self.config.warm_start,
                       warm_start_epoch_share=rules.WARM_START_EPOCH_SHARE)
+        if self.train_cap_s is not None:
+            values.update(time_budget_s=parse_duration(self.config.time_budget),
+                          train_cap_s=round(self.train_cap_s, 1))
         if self.config.tune:
             values["tuning"] = dataclasses.asdict(self.tuning_params())
         if self.fine_tunes and self.config.epochs:
@@ -224,7 +233,27 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":
         source = dataclasses.replace(source, name=values["model"])
-    return Plan(resolved, reasons, facts, hardware, cache, source)
+    cap = _time_cap(config, facts, reasons)
+    return Plan(resolved, reasons, facts, hardware, cache, source, train_cap_s=cap)
+
+
+def _time_cap(config: PipelineConfig, facts: DataFacts, reasons: Dict[str, str]):
+    """--time-budget's training cap in seconds (its reason into `reasons`), or None.
+
+    Raises:
+      UsageError: the budget leaves too little for training (names the flag).
+    """
+    if config.time_budget is None:
+        return None
+    known = facts.train_examples is not None and facts.eval_examples is not None
+    try:
+        cap, reasons["time_budget"] = training_cap(
+            parse_duration(config.time_budget),
+            facts.train_examples + facts.eval_examples if known else None,
+            config.tune_minutes if config.tune else None)
+    except ValueError as e:
+        raise UsageError(f"--time-budget {config.time_budget}: {e}") from None
+    return cap
 
 
 def _flag(name: str) -> str:
@@ -255,7 +284,16 @@ def plan_lines(plan: Plan) -> List[str]:
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
     ]
     return (lines[:1] + _worker_lines(plan) + _source_lines(plan) + lines[1:4] + _phase_lines(plan)
-            + _warm_start_lines(plan) + _tuning_lines(plan) + lines[4:])
+            + _time_budget_lines(plan) + _warm_start_lines(plan) + _tuning_lines(plan)
+            + lines[4:])
+
+
+def _time_budget_lines(plan: Plan) -> List[str]:
+    """--time-budget's training cap, and how it was sized."""
+    if plan.train_cap_s is None:
+        return []
+    return [f"          time budget: training capped at {plan.train_cap_s:.0f} s: "
+            f"{plan.reasons['time_budget']}"]
 
 
 def _tuning_lines(plan: Plan) -> List[str]:
@@ -268,10 +306,12 @@ def _tuning_lines(plan: Plan) -> List[str]:
     what = (f"its own tuner_fn if the module file has one, else {names}" if c.model == MODULE
             else names)
     return [f"          tune: at most {c.tune_trials} trials in {c.tune_minutes:g} min "
-            f"({t.initial_points} random, then Bayesian) over {what}; each trains "
-            f"{t.epoch_share:.0%} of the epochs on up to {t.max_examples:,} train images and "
+            f"(the plan's own, {t.initial_points} random, then Bayesian) over {what}; "
+            f"each trains {t.epoch_share:.0%} of the epochs on up to {t.max_examples:,} "
+            "train images and "
             f"is scored on {t.holdout_share:.0%} of them held out; bad trials stop early "
-            "(median rule); the Trainer trains the best"]
+            "(median rule); the Trainer keeps the plan's settings unless a trial beats them "
+            "by the margin the holdout's size requires"]
 
 
 def _warm_start_lines(plan: Plan) -> List[str]:

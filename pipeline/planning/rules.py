@@ -121,3 +121,18 @@ TUNE_HOLDOUT_SHARE = 0.2
 TUNE_MAX_EXAMPLES = 20_000
 TUNE_MAX_BYTES = 384 << 20
 TUNE_RANDOM_SHARE = 0.5
+
+# --time-budget (pipeline/planning/time_budget.py): the budget less the other
+# stages' expected time is the Trainer's fit cap. The fixed part is a cold run's
+# time outside the fit on the bundled digits (start-up, the other stages, the
+# Trainer's set-up and export, the report; docs/training.md has the measurement);
+# the part per image is ingestion, statistics, Transform and evaluation growing
+# with the data (docs/performance.md's scaling table: about 1 ms an image).
+BUDGET_FIXED_S = 50.0
+BUDGET_PER_IMAGE_S = 0.001
+BUDGET_UNKNOWN_EXAMPLES = 10_000  # TFRecords are counted only once ingested
+BUDGET_MIN_TRAINING_S = 10.0  # a budget that leaves less is refused
+# The Trainer times this many epochs on a throwaway copy of the model (the first
+# pays for tracing and filling the input pipeline, the others are steady), then
+# trains the epochs that fit from the same seed, as `--epochs N` would.
+TIME_CAP_PROBE_EPOCHS = 3

@@ -93,10 +93,18 @@ def test_pipeline_failure_exits_1_naming_the_component(tmp_path, make_image):
 
 @pytest.mark.parametrize("flag, value", [("--train-steps", "0"), ("--batch-size", "-8"),
                                          ("--eval-percent", "100"),
-                                         ("--accuracy-threshold", "1.5")])
+                                         ("--accuracy-threshold", "1.5"),
+                                         ("--time-budget", "0"), ("--time-budget", "abc")])
 def test_out_of_range_values_exit_2_naming_the_flag(flag, value):
     result = _imagepipe("run", flag, value)
     _assert_one_line_error(result, f"imagepipe: error: {flag} must be", f"got {value}")
+
+
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
+def test_a_time_budget_the_other_stages_would_use_up_exits_2_before_anything_runs(tmp_path):
+    result = _imagepipe("run", "--time-budget", "20s", "--output", str(tmp_path / "out"))
+    _assert_one_line_error(result, "--time-budget 20s", "give at least")
+    assert not (tmp_path / "out" / "tfx").exists()
 
 
 COMPILE = ["compile", "--target", "kubeflow", "--image", "example.com/imagepipe:1",

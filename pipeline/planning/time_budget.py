@@ -1,0 +1,47 @@
+"""--time-budget: a run's wall-time budget turned into the Trainer's training cap.
+
+Pure: the cap is the budget minus what the other stages are expected to take
+(rules.py's numbers). The Trainer turns the cap into epochs
+(modules/training/time_cap.py).
+"""
+from typing import Optional, Tuple
+
+from pipeline.planning import rules
+
+
+def other_stages_s(examples: Optional[int], tune_minutes: Optional[float]) -> float:
+    """What a run spends outside the Trainer's fit: a fixed part, a part per image
+    (ingestion, statistics, Transform, evaluation), and the Tuner's minutes."""
+    images = examples if examples is not None else rules.BUDGET_UNKNOWN_EXAMPLES
+    tuning = tune_minutes * 60 if tune_minutes else 0.0
+    return rules.BUDGET_FIXED_S + rules.BUDGET_PER_IMAGE_S * images + tuning
+
+
+def training_cap(budget_s: float, examples: Optional[int],
+                 tune_minutes: Optional[float]) -> Tuple[float, str]:
+    """(the Trainer's fit cap in seconds, why); ValueError if nothing is left for training."""
+    others = other_stages_s(examples, tune_minutes)
+    cap = budget_s - others
+    if cap < rules.BUDGET_MIN_TRAINING_S:
+        raise ValueError(
+            f"{_text(budget_s)} leaves {_text(max(cap, 0))} for training after about "
+            f"{_text(others)} for the other stages; give at least "
+            f"{_text(others + rules.BUDGET_MIN_TRAINING_S)}")
+    counted = f"{examples:,} images" if examples is not None else "an unknown image count"
+    tuning = f" and --tune's {tune_minutes:g} min" if tune_minutes else ""
+    why = (f"--time-budget {_text(budget_s)} minus about {_text(others)} for the other stages "
+           f"({rules.BUDGET_FIXED_S:g} s, plus {rules.BUDGET_PER_IMAGE_S * 1000:g} ms per "
+           f"image for {counted}{tuning}); the Trainer times {rules.TIME_CAP_PROBE_EPOCHS} "
+           "epochs of a throwaway copy and trains the epochs that fit, projected from "
+           "the steady ones, as --epochs would")
+    return cap, why
+
+
+def _text(seconds: float) -> str:
+    """'95 s', '10 min', '1 h 30 min'."""
+    seconds = round(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    parts = [f"{hours} h"] * bool(hours) + [f"{minutes} min"] * bool(minutes or not hours)
+    return " ".join(parts)

@@ -1,0 +1,67 @@
+"""--time-budget in the plan: the training cap, why, and budgets refused before a run."""
+import pytest
+
+from pipeline.config import ConfigError, PipelineConfig
+from pipeline.errors import UsageError
+from pipeline.planning import rules
+from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.plan import make_plan, plan_lines
+from pipeline.planning.time_budget import other_stages_s, training_cap
+
+DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
+
+
+def _plan(**flags):
+    return make_plan(PipelineConfig(**flags), DIGITS, "cpu", 24 << 30)
+
+
+def test_the_cap_is_the_budget_minus_the_other_stages():
+    others = rules.BUDGET_FIXED_S + 1000 * rules.BUDGET_PER_IMAGE_S
+    cap, why = training_cap(600, 1000, None)
+    assert cap == pytest.approx(600 - others)
+    assert "--time-budget 10 min" in why and "1,000 images" in why
+
+
+def test_the_tuner_minutes_are_reserved_too():
+    assert other_stages_s(1000, 5) == pytest.approx(other_stages_s(1000, None) + 300)
+
+
+def test_a_budget_that_leaves_too_little_to_train_is_refused():
+    with pytest.raises(ValueError, match="give at least"):
+        training_cap(rules.BUDGET_FIXED_S, 1000, None)
+
+
+def test_the_plan_carries_the_cap_to_the_trainer_and_says_why():
+    plan = _plan(time_budget="10m")
+    params = plan.trainer_params()
+    assert params.train_cap_s == pytest.approx(plan.train_cap_s)
+    assert params.time_cap_probe_epochs == rules.TIME_CAP_PROBE_EPOCHS
+    line = next(line for line in plan_lines(plan) if "time budget" in line)
+    assert f"training capped at {plan.train_cap_s:.0f} s" in line
+    values = plan.to_json()["values"]
+    assert (values["time_budget_s"], values["train_cap_s"]) == (600, round(plan.train_cap_s, 1))
+    assert "time_budget" in plan.to_json()["reasons"]
+
+
+def test_without_a_budget_nothing_changes():
+    plan = _plan()
+    params = plan.trainer_params()
+    assert (params.train_cap_s, params.time_cap_probe_epochs) == (None, None)
+    assert not any("time budget" in line for line in plan_lines(plan))
+    assert "train_cap_s" not in plan.to_json()["values"]
+
+
+def test_a_budget_too_small_for_the_other_stages_is_a_usage_error_naming_the_flag():
+    with pytest.raises(UsageError, match="--time-budget 30s: .*give at least"):
+        _plan(time_budget="30s")
+
+
+@pytest.mark.parametrize("flags, words", [
+    ({"time_budget": "abc"}, "--time-budget must be a duration"),
+    ({"time_budget": "0"}, "--time-budget must be a duration"),
+    ({"time_budget": "10m", "train_steps": 100}, "--train-steps asks for an exact step"),
+    ({"time_budget": "10m", "workers": 2}, "needs --workers 1"),
+])
+def test_bad_budgets_are_refused_at_construction(flags, words):
+    with pytest.raises(ConfigError, match=words):
+        PipelineConfig(**flags)
