@@ -1,4 +1,5 @@
-"""`imagepipe run --tune` end to end on the bundled digits: search, then train the best."""
+"""`imagepipe run --tune` end to end on the bundled digits: search, then train the plan's
+settings or a trial that beats them."""
 import json
 
 import pytest
@@ -18,7 +19,7 @@ def _architecture(output) -> dict:
     return json.loads(found[0].read_text())["architecture"]
 
 
-def test_the_trainer_trains_the_best_trial_and_a_rerun_searches_nothing(tmp_path):
+def test_the_trainer_trains_the_chosen_trial_and_a_rerun_searches_nothing(tmp_path):
     output = tmp_path / "out"
     # Fewer epochs than planned, so the test stays short: trials train half of them.
     flags = ["--output", str(output), "--tune", "--tune-trials", str(TRIALS),
@@ -29,13 +30,19 @@ def test_the_trainer_trains_the_best_trial_and_a_rerun_searches_nothing(tmp_path
     assert 1 <= len(tuning["trials"]) <= TRIALS
     assert all(row["status"] == "COMPLETED" and 0 <= row["score"] <= 1
                for row in tuning["trials"])
-    best = max(tuning["trials"], key=lambda row: row["score"])
-    assert tuning["best"] == best["values"] == tuning["trained_with"]
-    assert summary["training"]["hyperparameters"] == best["values"]
-    built = _architecture(output)
-    assert (built["width"], built["depth"]) == (best["values"]["width"],
-                                                best["values"]["depth"])
-    assert "tuned: " in stdout and f"tuned     {len(tuning['trials'])} trials" in stdout
+    assert tuning["trials"][0]["plan"] and tuning["trials"][0]["values"] == {}
+    choice = tuning["choice"]
+    chosen = next(row for row in tuning["trials"] if row["trial_id"] == choice["trained"])
+    assert choice["plan_won"] == (chosen["trial_id"] == "0")
+    # the plan's settings travel as no values: the Trainer trains as without --tune
+    assert tuning["best"] == chosen["values"] == (tuning["trained_with"] or {})
+    assert (summary["training"]["hyperparameters"] or {}) == chosen["values"]
+    built = _architecture(output) or {"width": 1.0, "depth": 0}  # None: the planned shape
+    assert (built["width"], built["depth"]) == (chosen["values"].get("width", 1.0),
+                                                chosen["values"].get("depth", 0))
+    assert ("tuned: " in stdout) == bool(chosen["values"])
+    assert f"tuned     {len(tuning['trials'])} trials" in stdout
+    assert ("kept the plan's settings" in stdout) == choice["plan_won"]
     assert summary["timings_s"]["Tuner"] < 30 * 60
     assert summary["pushed"]["serving"]
     _run(*flags)

@@ -1,4 +1,5 @@
-"""The Tuner's executor: TFX's search and outputs, then trials.json beside tuner_results.json."""
+"""The Tuner's executor: TFX's search and outputs, then trials.json and choice.json beside
+tuner_results.json."""
 from typing import Any, Dict, List
 
 from tfx import types
@@ -21,6 +22,8 @@ class Executor(tuner_executor.Executor):
         rows = trial_rows(tuner)
         if not any(row["status"] == "COMPLETED" for row in rows):
             raise NoTrialError(rows)
+        # Our tuner ranks the trial it chose first (modules/tuning/choice.py).
         tuner_executor.write_best_hyperparameters(tuner, output_dict)
         write_trials(artifact_utils.get_single_uri(
-            output_dict[standard_component_specs.TUNER_RESULTS_KEY]), rows)
+            output_dict[standard_component_specs.TUNER_RESULTS_KEY]), rows,
+            getattr(tuner, "choice", None))

@@ -1,11 +1,13 @@
-"""Every trial of a search, as rows: what summary.json's `tuning.trials` lists."""
+"""Every trial of a search, as rows, and which one the Trainer got: what summary.json's
+`tuning` lists."""
 import json
 import os
-from typing import List
+from typing import List, Optional
 
 from components.common.storage import files
 
 TRIALS_FILE = "trials.json"
+CHOICE_FILE = "choice.json"  # modules/tuning/choice.py's verdict
 # What TFX's Tuner executor writes into the HyperParameters artifact.
 BEST_FILE = "best_hyperparameters.txt"
 
@@ -21,7 +23,7 @@ class NoTrialError(RuntimeError):
 
 def trial_rows(tuner) -> List[dict]:
     """One row per trial, in the order they ran: id, status, score, values, and for
-    imagepipe's own tuner the epochs, seconds and why it stopped."""
+    imagepipe's own tuner the epochs, seconds, why it stopped and whether it is the plan's."""
     records = getattr(tuner, "records", {})
     rows = []
     for trial_id, trial in sorted(tuner.oracle.trials.items()):
@@ -34,8 +36,11 @@ def trial_rows(tuner) -> List[dict]:
     return rows
 
 
-def write_trials(folder: str, rows: List[dict]) -> None:
+def write_trials(folder: str, rows: List[dict], choice: Optional[dict] = None) -> None:
+    """The rows, and the search's choice where it made one (a module's own tuner does not)."""
     files.write_text(os.path.join(folder, TRIALS_FILE), json.dumps(rows, indent=2))
+    if choice is not None:
+        files.write_text(os.path.join(folder, CHOICE_FILE), json.dumps(choice, indent=2))
 
 
 def read_trials(folder: str) -> List[dict]:
@@ -44,6 +49,12 @@ def read_trials(folder: str) -> List[dict]:
     if not files.exists(path):
         return []
     return json.loads(files.read_text(path))
+
+
+def read_choice(folder: str) -> Optional[dict]:
+    """The choice write_trials wrote; None when absent."""
+    path = os.path.join(folder, CHOICE_FILE)
+    return json.loads(files.read_text(path)) if files.exists(path) else None
 
 
 def read_best(folder: str) -> dict:
@@ -55,7 +66,9 @@ def read_best(folder: str) -> dict:
 
 
 def tuning_summary(best_folder: str, results_folder: str, trained_with: dict) -> dict:
-    """summary.json's `tuning`: every trial, the best values, and those the Trainer used."""
+    """summary.json's `tuning`: every trial, the values handed on and why (`choice`), and
+    those the Trainer used."""
     rows = read_trials(results_folder)
     return {"trials": rows, "best": read_best(best_folder), "trained_with": trained_with,
+            "choice": read_choice(results_folder),
             "stopped_early": sum(1 for row in rows if row.get("stopped"))}

@@ -64,20 +64,26 @@ def searched(params: TrainerParams, side: int) -> List[str]:
 
 
 def declare(hp, params: TrainerParams, side: int) -> None:
-    """Declares on `hp` (a keras_tuner HyperParameters) the space for `params.model`."""
+    """Declares on `hp` (a keras_tuner HyperParameters) the space for `params.model`.
+
+    Each default is the plan's value: the oracle places the search's first trial, run
+    with the plan's own settings, there. Dropout's is the range's low end, not every
+    model's own (the trial itself builds the model's own).
+    """
     lr, f = params.learning_rate, params.fine_tune_lr_factor
     makers = {
         "learning_rate": lambda: hp.Float("learning_rate", lr / LR_SPAN, lr * LR_SPAN,
-                                          sampling="log"),
+                                          sampling="log", default=lr),
         "fine_tune_lr_factor": lambda: hp.Float("fine_tune_lr_factor", f / LR_SPAN,
-                                                min(1.0, f * LR_SPAN), sampling="log"),
-        "unfreeze": lambda: hp.Choice("unfreeze", list(UNFREEZE_SCALES)),
-        "width": lambda: hp.Choice("width", list(WIDTHS)),
-        "depth": lambda: hp.Int("depth", 0, MAX_EXTRA_DEPTH),
+                                                min(1.0, f * LR_SPAN), sampling="log",
+                                                default=f),
+        "unfreeze": lambda: hp.Choice("unfreeze", list(UNFREEZE_SCALES), default=1.0),
+        "width": lambda: hp.Choice("width", list(WIDTHS), default=1.0),
+        "depth": lambda: hp.Int("depth", 0, MAX_EXTRA_DEPTH, default=0),
         "dropout": lambda: hp.Float("dropout", *DROPOUT_RANGE[:2], step=DROPOUT_RANGE[2]),
-        "image_size": lambda: hp.Choice("image_size", sides(side)),
+        "image_size": lambda: hp.Choice("image_size", sides(side), default=side),
         "augment_strength": lambda: hp.Float("augment_strength", *STRENGTH_RANGE[:2],
-                                             step=STRENGTH_RANGE[2]),
+                                             step=STRENGTH_RANGE[2], default=1.0),
     }
     for name in searched(params, side):
         makers[name]()

@@ -4,6 +4,8 @@ KerasTuner 1.4 builds and type-checks models with Keras 3 (its `Tuner`
 refuses a tf_keras model in `_try_build`), so this subclasses `BaseTuner`,
 which leaves the trial to us, and uses KerasTuner's oracle for the search
 itself: random trials first, then a Gaussian-process Bayesian optimizer.
+Trial 0 is the plan's own settings, scored like any other, and the Trainer
+keeps them unless a trial beats them by a margin (choice.py).
 
 Bad trials stop early by the median stopping rule (Golovin et al., "Google
 Vizier", KDD 2017): after an epoch, past the first quarter of its epochs, a
@@ -31,6 +33,7 @@ from modules.schedule import phases, training_schedule
 from modules.signatures import tft_normalization
 from modules.networks import space
 from modules.tuning import trial_data
+from modules.tuning.choice import choose, describe
 from modules.tuning.settings import TuningParams
 
 OBJECTIVE = "val_accuracy"
@@ -98,6 +101,8 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         self.params, self.settings, self.module = params, settings, module
         self.deadline = float("inf")  # set when the search starts
         self.records: Dict[str, dict] = {}
+        self.holdout_images = 0  # set by the first trial
+        self.choice: Optional[dict] = None  # set when the search ends (choice.py)
         self._curves: List[List[float]] = []
 
     def on_search_begin(self):
@@ -120,13 +125,27 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
 
     def on_search_end(self):
         super().on_search_end()
-        best = self.oracle.get_best_trials(1)
-        if best and best[0].score is not None:  # failed trials fill in, without a score
-            print(f"          best: trial {best[0].trial_id}, holdout accuracy "
-                  f"{best[0].score:.4f}, of {len(self.oracle.trials)} trials", flush=True)
+        scores = {key: trial.score for key, trial in sorted(self.oracle.trials.items())
+                  if trial.status == kt.engine.trial.TrialStatus.COMPLETED
+                  and trial.score is not None}  # failed trials fill in, without a score
+        if scores:
+            self.choice = choose(scores, _plan_trial(self.oracle), self.holdout_images)
+            print(f"          {describe(self.choice)}; {len(self.oracle.trials)} trials",
+                  flush=True)
+
+    def get_best_hyperparameters(self, num_trials=1):
+        """The chosen trial's values first (TFX's executor hands the first to the
+        Trainer); the plan's trial has none, so the Trainer trains as without --tune."""
+        ranked = [trial.hyperparameters for trial in self.oracle.get_best_trials(num_trials)]
+        if self.choice is None:
+            return ranked
+        chosen = self.oracle.trials[self.choice["trained"]].hyperparameters
+        return ([chosen] + [hp for hp in ranked if hp is not chosen])[:num_trials]
 
     def run_trial(self, trial, data: trial_data.TrialData, normalization=None, verbose=0):
         started = time.monotonic()
+        self.holdout_images = len(data.holdout_images)
+        # The plan's trial has no values: it builds and trains as the untuned Trainer.
         params = space.apply(self.params, trial.hyperparameters.values)
         keras.backend.clear_session()
         keras.utils.set_random_seed(params.seed)
@@ -158,11 +177,38 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         score = max(stopper.curve) if stopper.curve else 0.0
         self.records[trial.trial_id] = {
             "epochs_run": len(stopper.curve), "epochs_planned": epochs,
-            "seconds": round(time.monotonic() - started, 1), "stopped": stopper.reason}
+            "seconds": round(time.monotonic() - started, 1), "stopped": stopper.reason,
+            "plan": trial.trial_id == _plan_trial(self.oracle)}
         print(f"          trial {trial.trial_id}: holdout accuracy {score:.4f} after "
               f"{len(stopper.curve)}/{epochs} epochs" +
               (f", stopped ({stopper.reason})" if stopper.reason else ""), flush=True)
         return {OBJECTIVE: score}
+
+
+class _PlanFirstOracle(kt.oracles.BayesianOptimizationOracle):
+    """KerasTuner's Bayesian oracle whose first trial is the plan's own settings.
+
+    That trial has no values at all, so it trains exactly as the Trainer does
+    without --tune (a module file's build_model sees empty `tuned_values`).
+    The Gaussian process places it at the space's defaults, which
+    space.declare sets to the plan's values.
+    """
+
+    def populate_space(self, trial_id):
+        if not self.trials:
+            return {"status": kt.engine.trial.TrialStatus.RUNNING, "values": {}}
+        return super().populate_space(trial_id)
+
+    def _record_values(self, trial):
+        # KerasTuner 1.4.8 fills a trial's missing values at random here, before it
+        # remembers them so as not to propose them again; the plan's trial has none.
+        if trial.hyperparameters.values:
+            super()._record_values(trial)
+
+
+def _plan_trial(oracle) -> Optional[str]:
+    """The id of the trial run with the plan's settings: _PlanFirstOracle's first."""
+    return oracle.start_order[0] if oracle.start_order else None
 
 
 def _oracle(params: TrainerParams, settings: TuningParams, side: int,
@@ -172,9 +218,10 @@ def _oracle(params: TrainerParams, settings: TuningParams, side: int,
         space.declare(hp, params, side)
     else:
         declare(hp)
-    return kt.oracles.BayesianOptimizationOracle(
+    return _PlanFirstOracle(
         objective=kt.Objective(OBJECTIVE, "max"), max_trials=settings.trials,
-        num_initial_points=settings.initial_points, hyperparameters=hp,
+        # The plan's trial is one of --tune-trials, but not one of the random ones.
+        num_initial_points=settings.initial_points + 1, hyperparameters=hp,
         # KerasTuner reads seed 0 as "none" (`seed or random.randint(...)`, oracle.py)
         seed=params.seed + 1,
         allow_new_entries=False, tune_new_entries=False, max_consecutive_failed_trials=None)

@@ -3,12 +3,16 @@ import dataclasses
 import json
 import os
 
+import numpy as np
 import pytest
+from PIL import Image
 from tfx.types import artifact_utils, standard_artifacts
 
 from components.image_tuner.executor import Executor
-from components.image_tuner.trials import NoTrialError, read_best, read_trials, tuning_summary
+from components.image_tuner.trials import (NoTrialError, read_best, read_choice, read_trials,
+                                          tuning_summary)
 from modules.tuning.settings import TuningParams
+from tests.transformed import transformed_fixture
 from tests.tuning_params import PARAMS
 
 pytestmark = pytest.mark.integration  # real Keras trials, KerasTuner's oracle, TFX's executor
@@ -57,13 +61,63 @@ def test_every_trial_is_recorded_and_the_best_values_handed_on(transformed, tmp_
     assert [row["trial_id"] for row in rows] == ["0", "1", "2"]
     assert all(row["status"] == "COMPLETED" and 0 <= row["score"] <= 1 for row in rows)
     assert all(1 <= row["epochs_run"] <= row["epochs_planned"] == 3 for row in rows)
-    winner = max(rows, key=lambda row: row["score"])
+    assert rows[0]["plan"] and rows[0]["values"] == {}  # trial 0: the plan's own settings
+    assert all(set(row["values"]) == {"learning_rate", "width", "depth", "dropout",
+                                      "augment_strength"} for row in rows[1:])
+    choice = read_choice(results)
+    assert choice["plan_trial"] == "0" and choice["holdout_images"] >= 1
+    winner = next(row for row in rows if row["trial_id"] == choice["trained"])
     assert read_best(best) == winner["values"]
-    assert set(winner["values"]) == {"learning_rate", "width", "depth", "dropout",
-                                     "augment_strength"}
     summary = tuning_summary(best, results, winner["values"])
     assert summary["trials"] == rows and summary["trained_with"] == winner["values"]
+    assert summary["choice"] == choice
     assert os.path.exists(os.path.join(results, "tuner_results.json"))  # TFX's own, as well
+
+
+def _two_shades(path, size=(8, 8), mode="L", seed=0):
+    """A dark image for class c0 and a bright one for c1: a plan that trains learns them."""
+    shade = 40 if path.parent.name == "c0" else 200
+    pixels = np.random.default_rng(seed).integers(shade, shade + 16, size[::-1], np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels, "L").save(path)  # never two alike: ingestion drops duplicates
+    return path
+
+
+# A module file whose own space holds only learning rates too small to train with, and a
+# model that starts wrong on every image (Transform centres the pixels: a bright image's
+# mean is positive, and leans to c0), so a trial that does not train scores 0.
+FROZEN_MODULE = '''
+import tf_keras as keras
+from modules.tuning.search import tuner_for
+
+
+def tuner_fn(fn_args):
+    return tuner_for(fn_args, lambda hp: hp.Float("learning_rate", 1e-9, 1e-8,
+                                                  sampling="log"))
+
+
+def build_model(input_shape, num_classes, params):
+    inputs = keras.Input(input_shape)
+    wrong = keras.initializers.Constant([[0.1, -0.1]])
+    outputs = keras.layers.Dense(num_classes, activation="softmax", kernel_initializer=wrong)(
+        keras.layers.GlobalAveragePooling2D()(inputs))
+    return keras.Model(inputs, outputs)
+'''
+
+
+def test_a_search_whose_trials_all_lose_keeps_the_plans_settings(tmp_path):
+    transformed = transformed_fixture(tmp_path, _two_shades, 1)
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=8, max_epochs=8,
+                                 learning_rate=0.3, model="module", module_file="frozen.py",
+                                 module_source=FROZEN_MODULE, module_sha256="0" * 64)
+    best, results = _run(transformed, tmp_path, params=params)
+    rows = read_trials(results)
+    assert len(rows) == 3 and rows[0]["plan"] and rows[0]["values"] == {}
+    assert all(row["values"]["learning_rate"] < 1e-7 for row in rows[1:])
+    choice = read_choice(results)
+    assert choice["trained"] == "0" and choice["plan_won"]
+    assert max(row["score"] for row in rows[1:]) < choice["plan_score"]
+    assert read_best(best) == {}  # the Trainer trains as it would without --tune
 
 
 @pytest.mark.parametrize("transformed", [1], indirect=True)
@@ -99,10 +153,11 @@ def test_a_module_files_tuner_fn_searches_its_own_space(transformed, tmp_path):
     params = dataclasses.replace(PARAMS, batch_size=4, epochs=2, model="module",
                                  module_file="my_model.py", module_source=MODULE_FILE,
                                  module_sha256="0" * 64)
-    best, results = _run(transformed, tmp_path, dataclasses.replace(SETTINGS, trials=2), params)
+    best, results = _run(transformed, tmp_path, params=params)
     rows = read_trials(results)
-    assert sorted(row["values"]["filters"] for row in rows) == [4, 8]
-    assert read_best(best)["filters"] in (4, 8)
+    assert rows[0]["values"] == {}  # the plan's trial: build_model's own filters, 16
+    assert sorted(row["values"]["filters"] for row in rows[1:]) == [4, 8]
+    assert read_best(best).get("filters", 16) in (4, 8, 16)
 
 
 @pytest.mark.parametrize("transformed", [1], indirect=True)
