@@ -54,8 +54,10 @@ def _failure_text(failure) -> str:
     if key.is_diff:
         bound = threshold.change_threshold.absolute.value
         return f"accuracy change vs baseline {value:+.4f} < {bound:+.4f} allowed"
-    # The bound is float32 (pipeline/dag.py as_metric_float): 0.7 is 0.699999988.
-    return f"accuracy {value:.4f} < threshold {threshold.value_threshold.lower_bound.value:.6g}"
+    # The bound is float32 (pipeline/dag.py as_metric_float): 0.699999988 is shown as the
+    # 0.7 the user gave, and 1.0 as 1.0.
+    bound = round(threshold.value_threshold.lower_bound.value, 6)
+    return f"accuracy {value:.4f} < threshold {bound}"
 
 
 def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float]) -> str:

@@ -101,3 +101,12 @@ def test_the_tflite_line_names_the_version_or_the_converters_refusal_only():
     # A push the drift gate blocked: the Pusher's reason says why, not the converter's.
     assert _tflite_lines({"serving": None, "tflite": None, "blocked": "drift",
                           "tflite_gate": {"ok": True, "reason": "passed"}}) == []
+
+
+def test_a_float32_threshold_reads_as_the_one_the_user_gave():
+    # The eval config holds float32 bounds (pipeline/dag.py as_metric_float).
+    import numpy as np
+    for given in (0.7, 1.0):
+        reason = blessing_reason(_result(_failure(0.5, lower=float(np.float32(given)))),
+                                 CONFIG, None)
+        assert reason == f"accuracy 0.5000 < threshold {given}"
