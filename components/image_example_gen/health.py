@@ -47,13 +47,25 @@ def ingest_health(texts: List[str], dedupe: bool, classes: List[str], out_dir: s
         items = items_of(rows)
         near = near_lists(items)
         moves = together.moves(items, near) if regroup else {}
+        emptied = together.emptied_split(items, moves)
+        if emptied:
+            moves = {}
         items = [item._replace(split=moves[item.relpath]) if item.relpath in moves else item
                  for item in items]
         section, dropped = data_health(items, dedupe, classes, near)
-        section["split"] = {"rule": "copies together" if regroup else "given",
-                            "moved": len(moves)}
+        section["split"] = {"rule": _split_rule(regroup, emptied), "moved": len(moves)}
         write_hashes(out_dir, items, dropped)
     return section, rows, dropped, moves
+
+
+def _split_rule(regroup: bool, emptied: Optional[str]) -> str:
+    """data_health.split.rule: how the examples were split."""
+    if not regroup:
+        return "given"
+    if emptied:
+        return (f"by path: keeping copies together would leave the {emptied} split empty, "
+                "so copies across the splits are reported as leaks")
+    return "copies together"
 
 
 def items_of(rows: List[list]) -> List[HealthItem]:

@@ -7,7 +7,8 @@ star per first path): a burst of slightly different photos is one group, since
 any two neighbours on opposite sides would be a leak. A group goes to the split
 its first path was hashed into, so data without copies splits as before.
 """
-from typing import Dict, Iterable, List, Tuple
+import collections
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from components.image_example_gen.data_health.groups import HealthItem, NearLists
 
@@ -52,3 +53,15 @@ def moves(items: List[HealthItem], near: NearLists) -> Dict[str, str]:
             first[root] = i
     return {items[i].relpath: items[first[root]].split for i, root in roots.items()
             if items[i].split != items[first[root]].split}
+
+
+def emptied_split(items: List[HealthItem], moved: Dict[str, str]) -> Optional[str]:
+    """The split that `moved` would leave without images, or None.
+
+    Data made mostly of copies (a tree of one picture, uniform patches whose perceptual
+    hashes all agree) joins into one group; moving it whole would leave nothing to
+    train or evaluate on, so the caller keeps the path split and reports the leak.
+    """
+    before = collections.Counter(item.split for item in items)
+    after = collections.Counter(moved.get(item.relpath, item.split) for item in items)
+    return next((split for split in sorted(before) if not after[split]), None)

@@ -2,7 +2,7 @@
 import random
 
 from components.image_example_gen.data_health.groups import HealthItem, near_lists
-from components.image_example_gen.data_health.together import moves
+from components.image_example_gen.data_health.together import emptied_split, moves
 
 FAR = 0xFFFFFFFF00000000  # 32 bits from 0
 
@@ -36,3 +36,11 @@ def test_data_without_copies_moves_nothing():
     items = [_item(f"a/{i}.png", str(i), rng.getrandbits(64), "eval" if i % 2 else "train")
              for i in range(200)]
     assert _moves(items) == {}
+
+
+def test_a_move_that_would_empty_a_split_is_reported():
+    # One picture under many names: one group, which would leave eval empty.
+    items = [_item(f"a/{i}.png", "x", None, "eval" if i % 2 else "train") for i in range(6)]
+    found = _moves(items)
+    assert emptied_split(items, {}) is None
+    assert emptied_split(items, found) == "eval"
