@@ -6,6 +6,7 @@ warmup file as TF Serving does at load, answers REST-style JSON requests on
 `serving_image`, and compares the answers with the signature the Evaluator
 scored. A model that fails any of it is not pushed.
 """
+import atexit
 import json
 import os
 import signal
@@ -73,3 +74,41 @@ class ServingCheck:
         """Stops the worker if result() was never reached (an error in between)."""
         if self._process.poll() is None:
             self._kill()
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+
+# A worker started ahead of its check (start_spare), which the next check in this
+# process takes: a fresh process spends seconds importing TensorFlow, and on the
+# local runner that import can overlap the stages before the check.
+_spare: Optional[ServingCheck] = None
+
+
+def start_spare() -> None:
+    """Starts a worker for this process's next check, unless one is waiting already.
+
+    It only waits on its stdin, so one never taken costs its import; it is
+    stopped at exit (stop_spare).
+    """
+    global _spare
+    if _spare is None or not _spare.alive():
+        _spare = ServingCheck()
+
+
+def stop_spare() -> None:
+    """Stops a spare worker nobody took."""
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None:
+        spare.cancel()
+
+
+def take_check() -> ServingCheck:
+    """The spare worker if one is alive, else a new one."""
+    global _spare
+    spare, _spare = _spare, None
+    return spare if spare is not None and spare.alive() else ServingCheck()
+
+
+atexit.register(stop_spare)

@@ -12,7 +12,7 @@ import tempfile
 from typing import List, Optional
 
 from components.serving_validator import warmup
-from components.serving_validator.check import ServingCheck
+from components.serving_validator.check import take_check
 from components.serving_validator.settings import ServingCheckSettings
 from components.common.storage import files
 from components.common.storage.tree_copy import copy_tree
@@ -24,7 +24,7 @@ def validate_serving(model_path: str, examples_uri: Optional[str],
 
     Returns the check's verdict and figures: {"ok", "reason", "warmup_records", ...}.
     """
-    server = ServingCheck()
+    server = take_check()  # started ahead of time where the runner could
     workdir = tempfile.mkdtemp(prefix="imagepipe-warmup-")  # always local
     try:
         logs = warmup.warmup_logs(_images(examples_uri, settings), settings.model_name,

@@ -9,7 +9,7 @@ MLMD then says whether the execution was a cache hit.
 import contextlib
 import sys
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from components.common import tfx_internals
 
@@ -34,10 +34,12 @@ def _cached(was_cached: Callable[[str], bool], node: str) -> bool:
 
 
 @contextlib.contextmanager
-def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterator[None]:
+def component_lines(was_cached: Callable[[str], bool], out=sys.stdout,
+                    after: Optional[Callable[[str, bool], None]] = None) -> Iterator[None]:
     """Within the block, every component launch prints a start and an end line.
 
-    `was_cached(node_id)` is asked after a component finishes.
+    `was_cached(node_id)` is asked after a component finishes; then
+    `after(node_id, cached)` is told, if given.
     """
     launcher_class = tfx_internals.launcher_class()
     original = launcher_class.launch
@@ -54,8 +56,10 @@ def component_lines(was_cached: Callable[[str], bool], out=sys.stdout) -> Iterat
         if was_skipped(result):
             print(format_line("skipped", node), file=out, flush=True)
         else:
-            print(format_line("done", node, time.time() - start, _cached(was_cached, node)),
-                  file=out, flush=True)
+            cached = _cached(was_cached, node)
+            print(format_line("done", node, time.time() - start, cached), file=out, flush=True)
+            if after is not None:
+                after(node, cached)
         return result
 
     launcher_class.launch = launch

@@ -6,6 +6,8 @@ import traceback
 
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
+from components.common.contract import TRAINER_ID
+from components.serving_validator.check import start_spare, stop_spare
 from pipeline.report import metadata, summary
 from pipeline.report.console import format_summary
 from pipeline.config import PipelineConfig
@@ -39,10 +41,12 @@ def run(config: PipelineConfig) -> dict:
     tfx_pipeline = create_pipeline(plan, config.beam_pipeline_args)
     start = time.time()
     try:
-        with component_lines(lambda node: metadata.was_cached(config, node)):
+        with component_lines(lambda node: metadata.was_cached(config, node), after=_ahead):
             LocalDagRunner().run(tfx_pipeline)
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(metadata.failed_component(config), e) from e
+    finally:
+        stop_spare()
     result = summary.build_summary(config, total_seconds=time.time() - start)
     result["plan"] = {**plan.to_json(), "memory": {
         **dataclasses.asdict(memory), "total_bytes": memory.total_bytes,
@@ -53,6 +57,14 @@ def run(config: PipelineConfig) -> dict:
     _report(config)
     _track(config, result)
     return result
+
+
+def _ahead(node: str, cached: bool) -> None:
+    """Work started ahead of the stage that needs it: after a Trainer that ran, the
+    serving check's worker process, whose TensorFlow import then overlaps the Evaluator
+    (the serving check takes it, components/serving_validator/check.py)."""
+    if node == TRAINER_ID and not cached:
+        start_spare()
 
 
 def _track(config: PipelineConfig, result: dict) -> None:

@@ -7,7 +7,9 @@ import pytest
 import tensorflow as tf
 
 from components.serving_validator import warmup
-from components.serving_validator.check import ServingCheck
+from components.serving_validator import check as check_module
+from components.serving_validator.check import (ServingCheck, start_spare, stop_spare,
+                                                take_check)
 from components.serving_validator.serving_worker import rest_predict
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
@@ -91,3 +93,20 @@ def test_a_model_without_the_rest_signature_fails(tmp_path, warmup_file):
 def test_a_process_that_does_not_answer_in_time_fails(exported_model, warmup_file):
     result = _check(exported_model.model_dir, warmup_file, timeout=0.01)
     assert result == {"ok": False, "reason": "the serving process did not answer in 0.01 s"}
+
+
+def test_a_spare_worker_started_ahead_is_the_one_the_next_check_takes(exported_model,
+                                                                      warmup_file):
+    start_spare()
+    spare = check_module._spare
+    start_spare()  # one waiting is enough
+    assert check_module._spare is spare and spare.alive()
+    taken = take_check()
+    assert taken is spare and check_module._spare is None
+    taken.send(exported_model.model_dir, warmup_file, rest_requests=4, atol=1e-4)
+    assert taken.result(timeout=300)["ok"]
+    assert take_check() is not spare  # taken once: the next check starts its own
+    start_spare()
+    left = check_module._spare
+    stop_spare()  # nobody took it: stopped, not left running
+    assert check_module._spare is None and not left.alive()

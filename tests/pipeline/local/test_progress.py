@@ -22,8 +22,9 @@ def test_lines_mark_cache_hits_and_failures_and_the_launcher_is_restored(monkeyp
         return "info"
 
     monkeypatch.setattr(launcher.Launcher, "launch", stand_in)
-    out = io.StringIO()
-    with component_lines(lambda node: node == "Cached", out=out):
+    out, told = io.StringIO(), []
+    with component_lines(lambda node: node == "Cached", out=out,
+                         after=lambda node, cached: told.append((node, cached))):
         assert launcher.Launcher.launch(_node("Fresh")) == "info"
         launcher.Launcher.launch(_node("Cached"))
         with pytest.raises(RuntimeError, match="boom"):
@@ -34,6 +35,7 @@ def test_lines_mark_cache_hits_and_failures_and_the_launcher_is_restored(monkeyp
         ["start", "Fresh"], ["done", "Fresh"], ["start", "Cached"], ["done", "Cached"],
         ["start", "Bad"], ["FAILED", "Bad"]]
     assert lines[3].endswith("cached") and not lines[1].endswith("cached")
+    assert told == [("Fresh", False), ("Cached", True)]  # not told of a failure
 
 
 def test_a_failing_cache_lookup_does_not_fail_the_component(monkeypatch):
