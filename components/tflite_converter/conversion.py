@@ -18,13 +18,19 @@ import tensorflow as tf
 
 from components.common.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
 from components.tflite_converter.settings import check_quantize
-from components.common.images import decode_images
+from components.common.images import pixel_decoder
 from components.common.storage import files as storage
 
 SIGNATURE = SERVING_TENSOR
 
 
-def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
+def loaded_model(saved_model):
+    """A SavedModel folder loaded, or `saved_model` itself if it is loaded already: a
+    conversion and its gate load the model once (each load re-traces its functions)."""
+    return tf.saved_model.load(saved_model) if isinstance(saved_model, str) else saved_model
+
+
+def _numeric_signature(saved_model_dir, export_dir: str) -> None:
     """Re-saves the SavedModel with `serving_tensor` returning probabilities only.
 
     Why: the class_name output is a gather over strings, a dynamic-sized tensor,
@@ -36,7 +42,7 @@ def _numeric_signature(saved_model_dir: str, export_dir: str) -> None:
     Apps take the argmax and read the name from the labels packed in the file
     (tflite_metadata.py) or from labels.txt beside it.
     """
-    loaded = tf.saved_model.load(saved_model_dir)
+    loaded = loaded_model(saved_model_dir)
     serve = loaded.signatures[SIGNATURE]
     spec = serve.structured_input_signature[1]["pixels"]
 
@@ -86,7 +92,7 @@ def _native_stderr_captured() -> Iterator[None]:
             _STDERR_SWAP.release()
 
 
-def convert(saved_model_dir: str, quantize: str,
+def convert(saved_model_dir, quantize: str,
             representative: Optional[np.ndarray] = None) -> bytes:
     """The .tflite bytes for `quantize`: none, dynamic (range), float16 or int8.
 
@@ -116,9 +122,9 @@ def convert(saved_model_dir: str, quantize: str,
         return converter.convert()
 
 
-def input_shape(saved_model_dir: str) -> List[int]:
+def input_shape(saved_model_dir) -> List[int]:
     """[size, size, channels] of the SavedModel's serving_tensor signature."""
-    signature = tf.saved_model.load(saved_model_dir).signatures[SIGNATURE]
+    signature = loaded_model(saved_model_dir).signatures[SIGNATURE]
     return signature.structured_input_signature[1]["pixels"].shape.as_list()[1:]
 
 
@@ -172,7 +178,7 @@ def saved_model_probabilities(saved_model_dir: str, pixels: np.ndarray,
                            .numpy() for i in range(0, len(pixels), batch)])
 
 
-def parity(saved_model_dir: str, model: bytes,
+def parity(saved_model_dir, model: bytes,
            batches: Iterable[Tuple[np.ndarray, np.ndarray]], tolerance: float) -> Dict[str, object]:
     """Accuracy of both on the same (pixels, labels) batches; `ok` if TFLite loses <= `tolerance`.
 
@@ -180,7 +186,7 @@ def parity(saved_model_dir: str, model: bytes,
     split as float32 made the Pusher's peak grow with the data
     (docs/performance.md).
     """
-    serve = tf.saved_model.load(saved_model_dir).signatures[SIGNATURE]
+    serve = loaded_model(saved_model_dir).signatures[SIGNATURE]
     runner = Runner(model)
     right, count = {"saved_model": 0, "tflite": 0}, 0
     for pixels, labels in batches:
@@ -221,7 +227,7 @@ def split_batches(split_dir: str, size: int, channels: int, batch: int = 64,
 
 def _decoded(encoded: List[bytes], labels: List[int], size: int,
              channels: int) -> Tuple[np.ndarray, np.ndarray]:
-    pixels = decode_images(tf.constant(encoded), size, channels).numpy() * 255.0
+    pixels = pixel_decoder(size, channels)(tf.constant(encoded, tf.string)).numpy()
     return pixels.astype(np.float32), np.array(labels)
 
 

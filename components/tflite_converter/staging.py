@@ -29,7 +29,8 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
     Returns {"converted": whether the files were written, "parity": tflite.parity(...),
     "reason", "metadata" (embed_metadata's record)}; nothing is written on a refusal.
     """
-    size, _, channels = tflite.input_shape(saved_model_dir)
+    loaded = tflite.loaded_model(saved_model_dir)
+    size, _, channels = tflite.input_shape(loaded)
     representative: Optional = None
     if settings.quantize == "int8":
         representative, _ = tflite.split_pixels(split_dir(examples_uri, TRAIN),
@@ -37,10 +38,10 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
     extra = os.path.join(saved_model_dir, "assets.extra")
     names = read_labels(os.path.join(extra, LABELS_FILE))
     model, metadata = embed_metadata(
-        tflite.convert(saved_model_dir, settings.quantize, representative), names,
+        tflite.convert(loaded, settings.quantize, representative), names,
         settings.model_name, source, settings.quantize, channels)
     # The gate runs the file that ships, metadata included.
-    parity = tflite.parity(saved_model_dir, model, tflite.split_batches(
+    parity = tflite.parity(loaded, model, tflite.split_batches(
         split_dir(examples_uri, EVAL), size, channels), settings.parity_tolerance)
     if not parity["ok"]:
         return {"converted": False, "parity": parity, "metadata": metadata,

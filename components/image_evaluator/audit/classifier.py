@@ -5,7 +5,6 @@ normalization is inside it, and it is differentiable), so the audit needs
 nothing model-specific; `serving_gradcam` is used where the Trainer exported it.
 """
 import dataclasses
-import functools
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -13,7 +12,7 @@ import tensorflow as tf
 from tfx.utils import path_utils
 
 from components.common.contract import PIXELS_INPUT, PROBABILITIES, SERVING_TENSOR
-from components.common.images import decode_images
+from components.common.images import pixel_decoder
 from components.image_evaluator.audit.signature import CLASS_ID_INPUT, SERVING_GRADCAM
 from components.common.storage import files
 
@@ -57,18 +56,11 @@ def predict(classifier: Classifier, pixels: np.ndarray) -> np.ndarray:
                            for i in range(0, len(pixels), BATCH)])
 
 
-@functools.lru_cache(maxsize=None)
-def _decoder(size: int, channels: int):
-    """decode_images as a graph: eagerly, its map_fn decodes one image at a time, 4x slower."""
-    return tf.function(lambda encoded: decode_images(encoded, size, channels) * 255.0,
-                       input_signature=[tf.TensorSpec([None], tf.string)])
-
-
 def decode(classifier: Classifier, encoded: List[bytes]) -> np.ndarray:
     """Encoded images -> [N, S, S, C] float32 pixels in [0, 255], as Transform decodes them."""
     if not encoded:
         return np.zeros([0, classifier.size, classifier.size, classifier.channels], np.float32)
-    decoder = _decoder(classifier.size, classifier.channels)
+    decoder = pixel_decoder(classifier.size, classifier.channels)
     return decoder(tf.constant(encoded, tf.string)).numpy()
 
 
