@@ -53,33 +53,57 @@ class WarmupCosine(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warmup to `peak` over `warmup_steps`, then cosine decay to 0 at `total_steps`.
 
     Warmup keeps batch norm and Adam's moment estimates from being thrown by
-    the first, large updates; the cosine tail settles the weights.
+    the first, large updates; the cosine tail settles the weights. With
+    `hold_steps`, the rate stays at its peak until then and decays after: the
+    steps before it do not depend on `total_steps`, so a time cap can set it
+    there (make_adjustable, set_total_steps) and train exactly what a run
+    planned with that total trains.
     """
 
-    def __init__(self, peak: float, warmup_steps: int, total_steps: int):
+    def __init__(self, peak: float, warmup_steps: int, total_steps: int, hold_steps: int = 0):
         super().__init__()
         self.peak, self.warmup_steps, self.total_steps = peak, warmup_steps, total_steps
+        self.hold_steps = hold_steps
+        self._total = None  # a variable once adjustable
+
+    def make_adjustable(self) -> None:
+        """Reads the total from a variable from now on; call it under the strategy's scope,
+        before the optimizer traces, so the variable lives where the replicas read it."""
+        if self._total is None:
+            self._total = tf.Variable(float(self.total_steps), trainable=False,
+                                      name="lr_total_steps")
+
+    def set_total_steps(self, total_steps: int) -> None:
+        """A new end of the decay, taking effect at the next step without re-tracing."""
+        if self._total is None:
+            raise ValueError("set_total_steps needs make_adjustable() first")
+        self.total_steps = total_steps
+        self._total.assign(float(total_steps))
 
     def __call__(self, step):
         step = tf.cast(step, tf.float32)
         warmup = max(1, self.warmup_steps)
-        progress = tf.minimum((step - warmup) / max(1, self.total_steps - warmup), 1.0)
+        decay_from = float(max(warmup, self.hold_steps))
+        total = self._total if self._total is not None else float(self.total_steps)
+        progress = tf.minimum((step - decay_from) / tf.maximum(1.0, total - decay_from), 1.0)
         cosine = 0.5 * self.peak * (1.0 + tf.cos(np.pi * tf.maximum(progress, 0.0)))
         return tf.where(step < warmup, self.peak * (step + 1) / warmup, cosine)
 
     def get_config(self) -> dict:
         return {"peak": self.peak, "warmup_steps": self.warmup_steps,
-                "total_steps": self.total_steps}
+                "total_steps": self.total_steps, "hold_steps": self.hold_steps}
 
 
 def learning_rate(params: TrainerParams, schedule: Schedule,
-                  warmup_steps: Optional[int] = None, peak: Optional[float] = None
-                  ) -> WarmupCosine:
-    """The schedule for `params`: warmup of `params.warmup_epochs`, at most a tenth of training."""
+                  warmup_steps: Optional[int] = None, peak: Optional[float] = None,
+                  hold_epochs: int = 0) -> WarmupCosine:
+    """The schedule for `params`: warmup of `params.warmup_epochs`, at most a tenth of
+    training; the peak held for `hold_epochs` epochs when training is longer."""
     if warmup_steps is None:
         warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch),
                            schedule.total_steps // 10)
-    return WarmupCosine(peak or params.learning_rate, warmup_steps, schedule.total_steps)
+    hold = hold_epochs * schedule.steps_per_epoch if schedule.epochs > hold_epochs else 0
+    return WarmupCosine(peak or params.learning_rate, warmup_steps, schedule.total_steps, hold)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +123,8 @@ def phases(params: TrainerParams, schedule: Schedule) -> List[Phase]:
     on newly trainable weights, at `fine_tune_lr_factor` of the peak.
     """
     if not params.fine_tunes:
-        return [Phase("train", 0, schedule.epochs, learning_rate(params, schedule))]
+        return [Phase("train", 0, schedule.epochs, learning_rate(
+            params, schedule, hold_epochs=params.time_cap_probe_epochs or 0))]
     head = head_epochs(schedule.epochs, params.head_share)
     part = lambda epochs: dataclasses.replace(schedule, epochs=epochs)  # noqa: E731
     result = [Phase("head", 0, head, learning_rate(params, part(head)))]

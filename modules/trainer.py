@@ -32,8 +32,8 @@ from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
-from modules.training.callbacks import tensorboard_freq
-from modules.training.time_cap import capped_epochs, probe_epochs
+from modules.training.callbacks import backup_dir, tensorboard_freq
+from modules.training.time_cap import FitTimeCap, TimeCap, capped_epochs, probe_epochs
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key
@@ -104,13 +104,17 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
                                          phases(params, s)[0], module)
         time_cap, schedule, train, evaluation = _cap_epochs(params, dist, schedule, build,
                                                             train, evaluation, datasets)
-        model = build(schedule)
+        first_phase = phases(params, schedule)[0]
+        model = build_compiled(params, dist, tft_output, len(labels), first_phase, module)
+        fit_cap = _fit_cap(params, dist, schedule, first_phase, fn_args)
         warm = warm_start_record(model, decision, schedule.epochs, planned)
         weights = class_weights_for(fn_args, params, labels, dist)
         started = time.perf_counter()
         epochs_run = fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
-                                run_dir, weights)
+                                run_dir, weights, extra_callbacks=[fit_cap] if fit_cap else [])
         ended = time.perf_counter()
+        if fit_cap is not None and fit_cap.result is not None:
+            time_cap = dataclasses.asdict(fit_cap.result)
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
                   workers=dist.workers, replicas=dist.replicas,
@@ -143,12 +147,42 @@ def _print_tuned(values: dict) -> None:
                                           for k, v in sorted(values.items())), flush=True)
 
 
+def _caps_in_fit(params: TrainerParams, dist) -> bool:
+    """Whether --time-budget's epochs are decided during the fit (FitTimeCap): one phase
+    on one worker; else a throwaway copy is timed first (_cap_epochs)."""
+    return (params.train_cap_s is not None and not params.fine_tunes and dist.workers == 1
+            and not dist.coordinated)
+
+
+def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
+    """The callback that caps this fit in --time-budget's training cap, or None: no
+    budget, decided before the fit, or too few epochs planned to time first."""
+    if not _caps_in_fit(params, dist):
+        return None
+    probe = params.time_cap_probe_epochs
+    if schedule.epochs <= probe:
+        return None
+    with dist.strategy.scope():
+        phase.learning_rate.make_adjustable()
+    print(f"          time budget: {params.train_cap_s:.0f} s to train; the first {probe} "
+          "epochs decide how many fit", flush=True)
+    return FitTimeCap(params.train_cap_s, schedule.epochs, schedule.steps_per_epoch,
+                      phase.learning_rate, probe,
+                      backup_dir(fn_args) + "-time-cap.json")
+
+
 def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation, datasets):
     """(fit_stats' `time_cap`, the schedule of the epochs that fit in --time-budget's
-    training cap, and the datasets to train them on), timed on a throwaway model; with
-    no budget, (None, and what it was given)."""
+    training cap, and the datasets to train them on), timed on a throwaway model where
+    the fit cannot decide (_caps_in_fit); with no budget, (None, and what it was given)."""
     if params.train_cap_s is None:
         return None, schedule, train, evaluation
+    if _caps_in_fit(params, dist):
+        planned = schedule.epochs
+        too_few = None if planned > params.time_cap_probe_epochs else dataclasses.asdict(
+            TimeCap(params.train_cap_s, 0.0, None, None, planned, planned,
+                    f"{planned} epochs planned: too few to time first; all run"))
+        return too_few, schedule, train, evaluation
     print(f"          time budget: {params.train_cap_s:.0f} s to train; timing "
           f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)
     with tempfile.TemporaryDirectory() as scratch:

@@ -309,12 +309,13 @@ def test_a_time_budget_caps_the_epochs_and_summary_records_them(two_runs, tmp_pa
                            length=("--epochs", "2000", "--batch-size", "64"))
     training, plan = summary["training"], summary["plan"]
     cap = training["time_cap"]
-    assert cap["planned_epochs"] == 2000 and 1 <= cap["epochs"] < 2000
-    assert training["epochs_run"] == cap["epochs"] == training["epochs_planned"]
+    assert cap["planned_epochs"] == 2000 and 3 <= cap["epochs"] < 2000
+    # Decided during the fit, after the timed epochs: it stopped there.
+    assert training["epochs_run"] == cap["epochs"] and training["epochs_planned"] == 2000
     assert cap["first_epoch_s"] > 0 and cap["steady_epoch_s"] > 0
     assert f"{cap['epochs']} fit of 2000 planned epochs" in cap["reason"]
     assert plan["values"]["train_cap_s"] == pytest.approx(cap["cap_s"], abs=0.1)
-    assert "--time-budget 70 s minus about" in plan["reasons"]["time_budget"]
+    assert plan["reasons"]["time_budget"].startswith("70 s minus about")
     assert "time budget: training capped at" in stdout and cap["reason"] in stdout
 
 

@@ -39,8 +39,9 @@ def compile_for(model: keras.Model, params: TrainerParams, phase: Phase) -> kera
 
 
 def fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
-                run_dir, class_weight=None) -> int:
-    """Runs every phase of `schedule`; returns the epochs actually run."""
+                run_dir, class_weight=None, extra_callbacks=()) -> int:
+    """Runs every phase of `schedule`; returns the epochs actually run. `extra_callbacks`
+    join the first phase's fit."""
     from modules.networks.backbones import unfreeze_top
     epochs_run = 0
     for phase in phases(params, schedule):
@@ -54,8 +55,9 @@ def fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluatio
                   steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
                   validation_steps=schedule.validation_steps, verbose=0,
                   class_weight=class_weight,
-                  callbacks=fit_callbacks(fn_args, params, schedule, strategy_plan, phase,
-                                       run_dir))
+                  callbacks=[*fit_callbacks(fn_args, params, schedule, strategy_plan, phase,
+                                            run_dir),
+                             *(extra_callbacks if phase.first_epoch == 0 else ())])
         epochs_run += len(model.history.epoch)
     return epochs_run
 

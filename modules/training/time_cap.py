@@ -1,20 +1,29 @@
 """--time-budget in the Trainer: how many epochs fit in the plan's training cap.
 
-The epochs are decided before training, not by stopping it: the learning
-rate warms up and decays over the planned epochs, so a run stopped at epoch
-k is not the run `--epochs k` trains. A throwaway copy of the model is timed
-for a few epochs instead (the first pays for tracing and filling the input
-pipeline; the later ones are the steady state), and the caller then trains
-the epochs that fit, from the same seed, as `--epochs k` would.
+A run stopped at epoch k is not the run `--epochs k` trains unless the
+learning rate agrees: it decays over the planned epochs. So the first few
+epochs are timed (the first pays for tracing and filling the input pipeline;
+the later ones are the steady state) while the rate holds its peak
+(modules/schedule.py: `hold_steps`), and the epochs that fit are decided
+then: the decay is set to end there, and training stops there, as
+`--epochs k` would have trained from the start (FitTimeCap). That costs
+nothing when everything fits.
+
+Where epochs cannot be decided during the fit (a backbone's two phases; several
+workers, which must all stop at the same epoch) a throwaway copy of the model
+is timed first instead (probe_epochs, capped_epochs), and the caller trains
+the epochs that fit, from the same seed.
 """
 import dataclasses
+import json
 import math
+import os
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import tf_keras as keras
 
-from modules.schedule import Schedule
+from modules.schedule import Schedule, WarmupCosine
 
 
 class EpochClock(keras.callbacks.Callback):
@@ -94,3 +103,62 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
                    f"{fits} of {planned} planned epochs in {left:.1f} s: the first "
                    f"{first:.2f} s, then {steady:.2f} s each (timed on {probe} epochs, "
                    f"{probe_s:.1f} s, of a throwaway copy)")
+
+
+class FitTimeCap(keras.callbacks.Callback):
+    """Decides, after `decide_after` epochs of this fit, how many of `planned` fit in
+    `cap_s`; then ends `learning_rate`'s decay there and stops the fit there.
+
+    `learning_rate` must hold its peak through those epochs and be adjustable
+    (WarmupCosine.make_adjustable). The decision is kept in `state_path`, so a
+    fit resumed from its backup after it keeps it; the file goes when the fit ends.
+    `result` is the TimeCap once decided.
+    """
+
+    def __init__(self, cap_s: float, planned: int, steps_per_epoch: int,
+                 learning_rate: WarmupCosine, decide_after: int, state_path: str):
+        super().__init__()
+        self.cap_s, self.planned, self.steps_per_epoch = cap_s, planned, steps_per_epoch
+        self.learning_rate, self.decide_after = learning_rate, decide_after
+        self.state_path = state_path
+        self.result: Optional[TimeCap] = None
+        self._clock = EpochClock()
+
+    def on_train_begin(self, logs=None):
+        if os.path.exists(self.state_path):
+            with open(self.state_path) as f:
+                self._apply(TimeCap(**json.load(f)))
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._clock.on_epoch_begin(epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._clock.on_epoch_end(epoch)
+        if self.result is None and len(self._clock.seconds) == self.decide_after:
+            self._decide()
+        if self.result is not None and epoch + 1 >= self.result.epochs:
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if os.path.exists(self.state_path):
+            os.remove(self.state_path)
+
+    def _decide(self) -> None:
+        first, steady = first_and_steady(self._clock.seconds)
+        epochs = max(self.decide_after,
+                     affordable_epochs(self.cap_s, first, steady, self.planned))
+        fits = "all fit" if epochs == self.planned else f"{epochs} fit"
+        cap = TimeCap(self.cap_s, 0.0, first, steady, self.planned, epochs,
+                      f"{fits} of {self.planned} planned epochs in {self.cap_s:.0f} s: the "
+                      f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
+                      f"training's first {self.decide_after} epochs)")
+        self._apply(cap)
+        os.makedirs(os.path.dirname(self.state_path) or ".", exist_ok=True)
+        with open(self.state_path, "w") as f:
+            json.dump(dataclasses.asdict(cap), f)
+        print(f"          time budget: {cap.reason}", flush=True)
+
+    def _apply(self, cap: "TimeCap") -> None:
+        self.result = cap
+        if cap.epochs < self.planned:
+            self.learning_rate.set_total_steps(cap.epochs * self.steps_per_epoch)

@@ -29,11 +29,11 @@ def training_cap(budget_s: float, examples: Optional[int],
             f"{_text(others + rules.BUDGET_MIN_TRAINING_S)}")
     counted = f"{examples:,} images" if examples is not None else "an unknown image count"
     tuning = f" and --tune's {tune_minutes:g} min" if tune_minutes else ""
-    why = (f"--time-budget {_text(budget_s)} minus about {_text(others)} for the other stages "
+    why = (f"{_text(budget_s)} minus about {_text(others)} for the other stages "
            f"({rules.BUDGET_FIXED_S:g} s, plus {rules.BUDGET_PER_IMAGE_S * 1000:g} ms per "
-           f"image for {counted}{tuning}); the Trainer times {rules.TIME_CAP_PROBE_EPOCHS} "
-           "epochs of a throwaway copy and trains the epochs that fit, projected from "
-           "the steady ones, as --epochs would")
+           f"image for {counted}{tuning}); the learning rate holds its peak for "
+           f"{rules.TIME_CAP_PROBE_EPOCHS} epochs, whose times decide how many fit, and then "
+           "decays over those, as --epochs would")
     return cap, why
 
 

@@ -3,10 +3,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from modules.params import TrainerParams, epochs_for
 from pipeline.planning.rules import EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS
-from modules.schedule import WarmupCosine, epoch_plan, learning_rate, training_schedule
+from modules.schedule import (WarmupCosine, epoch_plan, learning_rate, phases,
+                              training_schedule)
 
 PARAMS = TrainerParams(
     model="photo", batch_size=64, epochs=None, train_steps=None, eval_steps=None,
@@ -56,6 +58,34 @@ def test_learning_rate_warms_up_then_decays_to_zero():
     assert values[0] == pytest.approx(0.1) and values[9] == pytest.approx(1.0)
     assert np.all(np.diff(values[:10]) > 0) and np.all(np.diff(values[10:]) <= 1e-7)
     assert values[60] == pytest.approx(0.5, abs=1e-6) and values[110] == pytest.approx(0.0)
+
+
+def test_a_held_peak_makes_the_steps_before_it_the_same_whatever_the_total():
+    planned = WarmupCosine(peak=1.0, warmup_steps=10, total_steps=400, hold_steps=30)
+    shorter = WarmupCosine(peak=1.0, warmup_steps=10, total_steps=110, hold_steps=30)
+    early = [float(planned(step)) for step in range(31)]
+    assert early == [float(shorter(step)) for step in range(31)]
+    assert early[10:] == [1.0] * 21  # the peak, held
+    assert float(shorter(70)) == pytest.approx(0.5, abs=1e-6)  # halfway from 30 to 110
+    assert float(shorter(110)) == pytest.approx(0.0, abs=1e-7)
+
+
+def test_an_adjustable_schedule_ends_where_it_is_told_without_retracing():
+    rate = WarmupCosine(peak=1.0, warmup_steps=10, total_steps=400, hold_steps=30)
+    rate.make_adjustable()
+    traced = tf.function(rate)
+    assert float(traced(tf.constant(215))) == pytest.approx(0.5, abs=1e-6)
+    rate.set_total_steps(110)
+    assert float(traced(tf.constant(70))) == pytest.approx(0.5, abs=1e-6)
+    assert traced.experimental_get_tracing_count() == 1
+    assert rate.get_config()["total_steps"] == 110
+
+
+def test_the_peak_is_held_through_the_timed_epochs_only_under_a_time_budget():
+    capped = dataclasses.replace(PARAMS, train_cap_s=100.0, time_cap_probe_epochs=3)
+    schedule = training_schedule(PARAMS, 2_495, 624, 64)
+    assert phases(capped, schedule)[0].learning_rate.hold_steps == 3 * 38
+    assert phases(PARAMS, schedule)[0].learning_rate.hold_steps == 0
 
 
 def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():

@@ -1,4 +1,5 @@
 """--time-budget in the Trainer: the epochs that fit, projected from the steady ones."""
+import json
 import time
 
 import numpy as np
@@ -6,9 +7,9 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
-from modules.schedule import Schedule
-from modules.training.time_cap import (EpochClock, affordable_epochs, capped_epochs,
-                                       first_and_steady, probe_epochs)
+from modules.schedule import Schedule, WarmupCosine
+from modules.training.time_cap import (EpochClock, FitTimeCap, affordable_epochs,
+                                       capped_epochs, first_and_steady, probe_epochs)
 
 
 def test_the_first_epoch_is_counted_once_and_the_steady_ones_project_the_rest():
@@ -82,3 +83,45 @@ def test_the_probe_fits_a_throwaway_model_for_the_epochs_asked():
                            Schedule(40, 2, 1), 3)
     assert len(seconds) == 3 and all(s > 0 for s in seconds)
     assert len(built) == 1 and built[0].optimizer.iterations.numpy() == 6
+
+
+def _seeded_fit(epochs: int, planned: int, cap=None, state_path=None):
+    """A tiny seeded fit of `epochs` epochs under a schedule planned for `planned`; with
+    `cap`, a FitTimeCap decides after 3 epochs. Returns (weights, the callback)."""
+    keras.utils.set_random_seed(0)
+    build, dataset = _tiny_fit_parts()
+    rate = WarmupCosine(peak=0.5, warmup_steps=2, total_steps=planned * 2, hold_steps=3 * 2)
+    model = build()
+    rate.make_adjustable()
+    model.compile(keras.optimizers.SGD(rate),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    capper = None if cap is None else FitTimeCap(cap, planned, 2, rate, 3, state_path)
+    model.fit(dataset, epochs=epochs, steps_per_epoch=2, verbose=0,
+              callbacks=[_Slow()] + ([capper] if capper else []))
+    return [w.numpy() for w in model.weights], capper, model
+
+
+@pytest.mark.integration  # real Keras fits: seconds
+def test_a_fit_capped_while_it_runs_trains_what_its_epochs_planned_from_the_start_train(
+        tmp_path):
+    state = str(tmp_path / "cap.json")
+    # The first epoch takes 0.6 s and its tracing, then 0.2 s each: some, not all 40, fit.
+    capped, capper, model = _seeded_fit(40, 40, cap=4.0, state_path=state)
+    cap = capper.result
+    fit = affordable_epochs(4.0, cap.first_epoch_s, cap.steady_epoch_s, 40)
+    assert 3 < cap.epochs == fit < 40 and f"{fit} fit of 40 planned epochs" in cap.reason
+    assert model.optimizer.iterations.numpy() == fit * 2  # it stopped there
+    assert not (tmp_path / "cap.json").exists()  # the decision goes with the fit
+    planned_so, _, _ = _seeded_fit(fit, fit)
+    for a, b in zip(capped, planned_so):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.integration  # a real Keras fit: seconds
+def test_a_resumed_fit_keeps_the_decision_made_before_it_stopped(tmp_path):
+    state = tmp_path / "cap.json"
+    state.write_text(json.dumps({"cap_s": 1.5, "probe_s": 0.0, "first_epoch_s": 0.6,
+                                 "steady_epoch_s": 0.2, "planned_epochs": 40, "epochs": 4,
+                                 "reason": "4 fit of 40 planned epochs"}))
+    _, capper, model = _seeded_fit(40, 40, cap=100.0, state_path=str(state))
+    assert capper.result.epochs == 4 and model.optimizer.iterations.numpy() == 4 * 2
