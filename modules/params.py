@@ -58,6 +58,7 @@ class TrainerParams:
     weights_sha256: Optional[str] = None  # of a local weights file: part of the cache key
     head_share: float = 1.0  # share of the epochs that train the head alone (phase 1)
     fine_tune_lr_factor: float = 1.0  # phase 2's peak learning rate, relative to phase 1's
+    model_width: float = 1.0  # the built-in networks' filters times this (tuning overrides)
     # --module-file: its path (for messages), its text (run here, and on KFP and
     # Vertex, without a copy of the file) and the text's sha256.
     module_file: Optional[str] = None

@@ -35,6 +35,7 @@ DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "png")
 # (each re-importing TensorFlow) cost more than they save; ingestion encodes
 # on every core anyway (bench/ingestion/ingest_speed; measured: docs/performance.md).
 LOCAL_BEAM_ARGS = "--direct_running_mode=in_memory --direct_num_workers=1"
+NO_BUDGET = "none"  # --time-budget none: no budget, not even the planned one
 
 
 T = TypeVar("T")
@@ -153,6 +154,10 @@ class PipelineConfig:
     model: Optional[str] = _field(None, f"Model: {network_registry.describe()}. Default: "
                                   "planned from the data (never a backbone).",
                                   choices=tuple(m for m in MODELS if m != MODULE))
+    model_width: Optional[float] = _field(None, "Width of the built-in networks (cnn, resnet, "
+                                          "photo): every layer's filters times this. "
+                                          "Default: planned: 0.5 for the cnn on a small "
+                                          "set, else 1. Example: --model-width 0.5")
     weights: Optional[str] = _field(None, "Backbones: imagenet (Keras downloads them once, "
                                     "into ~/.keras/models), a Keras weights file of the "
                                     "backbone without its top (.h5, or a checkpoint prefix; "
@@ -172,9 +177,10 @@ class PipelineConfig:
                                         "--epochs. Default: none (train in epochs).")
     time_budget: Optional[str] = _field(None, "Wall-time budget of the whole run: training "
                                         "stops after the epochs that fit in what the other "
-                                        "stages leave (the plan says how much, and why). "
-                                        "Default: none (train the planned epochs). "
-                                        "Example: --time-budget 10m, 1h30m")
+                                        "stages leave (the plan says how much, and why); "
+                                        "'none' trains every planned epoch. Default: "
+                                        "planned: 9m for a run on this machine's CPU, none "
+                                        "on a GPU or TPU. Example: --time-budget 10m, 1h30m")
     eval_steps: Optional[int] = _field(None, "Validation batches after each epoch. Default: "
                                        "the whole eval split (the Evaluator always scores "
                                        "all of it).")
@@ -261,6 +267,8 @@ class PipelineConfig:
             ("eval_steps", unset("eval_steps") or self.eval_steps >= 1, "must be >= 1"),
             ("image_size", unset("image_size") or self.image_size >= 4, "must be >= 4"),
             ("learning_rate", unset("learning_rate") or self.learning_rate > 0, "must be > 0"),
+            ("model_width", unset("model_width") or 0 < self.model_width <= 4,
+             "must be in (0, 4]"),
             ("early_stopping_patience", unset("early_stopping_patience")
              or self.early_stopping_patience >= 0, "must be >= 0"),
             ("label_smoothing", unset("label_smoothing") or 0 <= self.label_smoothing < 1,
@@ -303,8 +311,9 @@ class PipelineConfig:
 
     def _budget_checks(self):
         """--time-budget's (name, ok, rule) checks."""
-        unset = self.time_budget is None
-        return [("time_budget", unset or is_duration(self.time_budget), DURATION_RULE),
+        unset = self.time_budget in (None, NO_BUDGET)
+        return [("time_budget", unset or is_duration(self.time_budget),
+                 f"{DURATION_RULE}, or {NO_BUDGET}"),
                 # The budget sizes epochs; an exact step count leaves nothing to size.
                 ("time_budget", unset or self.train_steps is None,
                  "caps epochs, and --train-steps asks for an exact step count: give one"),
@@ -405,9 +414,10 @@ AUDIT_GATES = ("max_leakage_gain", "min_robust_accuracy", "max_slice_gap")
 DRIFT_THRESHOLDS = ("drift_label", "drift_brightness", "drift_size", "drift_grayscale")
 
 # The fields a training plan fills when the user leaves them unset (pipeline/planning/plan.py).
-PLANNED = ("image_size", "channels", "model", "batch_size", "epochs", "learning_rate",
+PLANNED = ("image_size", "channels", "model", "model_width", "batch_size", "epochs",
+           "learning_rate",
            "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
-           "augment_flip", "augment_color", "accuracy_threshold")
+           "augment_flip", "augment_color", "accuracy_threshold", "time_budget")
 
 
 # Examples for the flags whose help above does not already end with one.

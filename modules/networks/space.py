@@ -78,7 +78,8 @@ def declare(hp, params: TrainerParams, side: int) -> None:
                                                 min(1.0, f * LR_SPAN), sampling="log",
                                                 default=f),
         "unfreeze": lambda: hp.Choice("unfreeze", list(UNFREEZE_SCALES), default=1.0),
-        "width": lambda: hp.Choice("width", list(WIDTHS), default=1.0),
+        "width": lambda: hp.Choice("width", list(WIDTHS), default=(
+            params.model_width if params.model_width in WIDTHS else 1.0)),
         "depth": lambda: hp.Int("depth", 0, MAX_EXTRA_DEPTH, default=0),
         "dropout": lambda: hp.Float("dropout", *DROPOUT_RANGE[:2], step=DROPOUT_RANGE[2]),
         "image_size": lambda: hp.Choice("image_size", sides(side), default=side),
@@ -121,10 +122,10 @@ def apply(params: TrainerParams, values: Dict) -> TrainerParams:
 
 
 def architecture(params: TrainerParams) -> Architecture:
-    """The shape the tuned values ask for; the planned model's when untuned."""
+    """The shape the tuned values ask for; the planned model's (its width) when untuned."""
     values = params.tuned_values
     known = {key: values[key] for key in ARCHITECTURE_KEYS if key in values}
-    return Architecture(**known)
+    return Architecture(**{"width": params.model_width, **known})
 
 
 def weights_key(params: TrainerParams) -> Optional[dict]:
@@ -132,10 +133,12 @@ def weights_key(params: TrainerParams) -> Optional[dict]:
     loads by layer position (modules/continuous/warm_start.py). None when untuned, or when
     nothing tuned changes the weights (learning rates, a backbone's unfreezing)."""
     values = params.tuned_values
-    if not values or params.model in BACKBONE_NAMES:
+    if params.model in BACKBONE_NAMES or (params.model == MODULE and not values):
         return None
     if params.model == MODULE:
         return dict(values)  # the module's build_model may read any of them
+    if not values and params.model_width == 1.0:
+        return None  # the model as it has always been planned
     arch = architecture(params)
     key = {"width": arch.width, "depth": arch.depth, "image_size": arch.image_size}
     if params.model == "resnet":

@@ -78,9 +78,10 @@ def _plan(config: PipelineConfig, accelerator: Optional[Accelerator], memory: in
                              "storage): give --image-size and --channels")
         side = config.image_size
         facts = DataFacts(None, None, None, side, side, side, config.channels)
-        return make_plan(config, facts, hardware, memory, source)
+        return make_plan(config, facts, hardware, memory, source, runs_here=False)
     from pipeline.planning.resolve import read_data_facts
-    return make_plan(config, read_data_facts(config), hardware, memory, source)
+    return make_plan(config, read_data_facts(config), hardware, memory, source,
+                     runs_here=False)
 
 
 def _resources(accelerator: Optional[Accelerator], target: str, memory: int):

@@ -15,7 +15,7 @@ from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformPara
                             head_epochs, steps_per_epoch)
 from modules.tuning.settings import TuningParams
 from modules.networks.space import searched
-from pipeline.config import PLANNED, PipelineConfig
+from pipeline.config import NO_BUDGET, PLANNED, PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
@@ -185,6 +185,27 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
     return epochs, why
 
 
+def _small_set_rules(config: PipelineConfig, facts: DataFacts, values: dict,
+                     reasons: Dict[str, str]) -> None:
+    """The cnn's rules by train split size: on a small set, pad-and-crop and a network
+    half as wide; on a large one, neither."""
+    train = facts.train_examples
+    if train is None:
+        return
+    if train > rules.CNN_CROP_MAX_TRAIN:
+        if not _given(config, "augment_crop"):
+            values["augment_crop"], reasons["augment_crop"] = 0, (
+                f"none: {train:,} train images are plenty, and with pad-and-crop the cnn "
+                f"underfit in its planned epochs (over {rules.CNN_CROP_MAX_TRAIN:,})")
+        return
+    if _given(config, "model_width"):
+        return
+    values["model_width"], reasons["model_width"] = rules.CNN_SMALL_WIDTH, (
+        f"{rules.CNN_SMALL_WIDTH:g}: a small set ({train:,} train images, at most "
+        f"{rules.CNN_CROP_MAX_TRAIN:,}); half the filters scored within an eval image of "
+        "the full cnn on the digits, at half the time an epoch (docs/training.md)")
+
+
 def _choose_batch(config: PipelineConfig, facts: DataFacts):
     if _given(config, "batch_size"):
         return config.batch_size, "given (--batch-size)"
@@ -200,10 +221,13 @@ def _choose_batch(config: PipelineConfig, facts: DataFacts):
 
 
 def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
-              memory_limit: int, source: Optional[ModelSource] = None) -> Plan:
+              memory_limit: int, source: Optional[ModelSource] = None,
+              runs_here: bool = True) -> Plan:
     """Fills every planned field the user left unset; see the module docstring.
 
     `source` is pipeline.planning.model_source.read_source(config) (file I/O, done before).
+    `runs_here`: the run is on this machine (the local runner), not compiled for a
+    cluster, where no default time budget applies.
     """
     reasons, values = {}, {}
     source = source or ModelSource("builtin", config.model)
@@ -212,6 +236,9 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
         (config.channels, "given (--channels)") if _given(config, "channels") else
         (facts.channels, f"what most sampled images have ({facts.channels})"))
     values["model"], reasons["model"] = _choose_model(config, facts, values["channels"])
+    values["model_width"], reasons["model_width"] = (
+        (config.model_width, "given (--model-width)") if _given(config, "model_width") else
+        (1.0, "1: the network as designed"))
     family = _defaults_family(values["model"], facts, values["channels"], fine_tunes)
     model_defaults = rules.PLAN_DEFAULTS[family]
     values["image_size"], reasons["image_size"] = _choose_size(
@@ -224,17 +251,42 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = getattr(config, name), f"given (--{_flag(name)})"
         else:
             values[name], reasons[name] = value, why
-    if (family == "cnn" and not _given(config, "augment_crop")
-            and (facts.train_examples or 0) > rules.CNN_CROP_MAX_TRAIN):
-        values["augment_crop"], reasons["augment_crop"] = 0, (
-            f"none: {facts.train_examples:,} train images are plenty, and with pad-and-crop "
-            f"the cnn underfit in its planned epochs (over {rules.CNN_CROP_MAX_TRAIN:,})")
+    if family == "cnn":
+        _small_set_rules(config, facts, values, reasons)
     resolved = config.replace(**values)
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":
         source = dataclasses.replace(source, name=values["model"])
-    cap = _time_cap(config, facts, reasons)
+    resolved = resolved.replace(time_budget=_choose_budget(config, hardware, runs_here,
+                                                           reasons))
+    cap = _time_cap(resolved, facts, reasons)
+    if cap is None:
+        resolved = resolved.replace(time_budget=None)
     return Plan(resolved, reasons, facts, hardware, cache, source, train_cap_s=cap)
+
+
+def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool,
+                   reasons: Dict[str, str]) -> Optional[str]:
+    """--time-budget as given, or planned: rules.CPU_TIME_BUDGET for a run on this machine's
+    CPU, where the same run's time varies most with the host; None: no budget."""
+    if config.time_budget == NO_BUDGET:
+        reasons["time_budget"] = "none (--time-budget none): every planned epoch trains"
+        return None
+    if config.time_budget is not None:
+        return config.time_budget
+    blockers = [why for blocked, why in (
+        (not runs_here, "compiled for a cluster"), (hardware != "cpu", f"on {hardware}"),
+        (config.train_steps is not None, "--train-steps asks for exact steps"),
+        (config.workers > 1 or config.ps, "several workers"),
+        (config.tune, "--tune has its own time limit")) if blocked]
+    if blockers:
+        reasons["time_budget"] = f"none: {blockers[0]}"
+        return None
+    reasons["time_budget"] = (
+        f"{rules.CPU_TIME_BUDGET} on CPU, so that a default run ends within "
+        f"{rules.CPU_TIME_BUDGET_ENDS_WITHIN} on a slow host too; --time-budget none "
+        "trains every planned epoch")
+    return rules.CPU_TIME_BUDGET
 
 
 def _time_cap(config: PipelineConfig, facts: DataFacts, reasons: Dict[str, str]):
@@ -246,13 +298,17 @@ def _time_cap(config: PipelineConfig, facts: DataFacts, reasons: Dict[str, str])
     if config.time_budget is None:
         return None
     known = facts.train_examples is not None and facts.eval_examples is not None
+    planned = reasons.get("time_budget")  # why the plan chose it, when the user did not
     try:
-        cap, reasons["time_budget"] = training_cap(
-            parse_duration(config.time_budget),
-            facts.train_examples + facts.eval_examples if known else None,
-            config.tune_minutes if config.tune else None)
+        cap, why = training_cap(parse_duration(config.time_budget),
+                                facts.train_examples + facts.eval_examples if known else None,
+                                config.tune_minutes if config.tune else None)
     except ValueError as e:
+        if planned:  # a default never refuses a run: it trains every planned epoch instead
+            reasons["time_budget"] = f"none: {e}"
+            return None
         raise UsageError(f"--time-budget {config.time_budget}: {e}") from None
+    reasons["time_budget"] = f"{planned}. {why}" if planned else why
     return cap
 
 
@@ -268,7 +324,8 @@ def plan_lines(plan: Plan) -> List[str]:
               f"{c.epochs} epochs" + (f" of {steps} steps" if steps else "")
               if c.epochs else "epochs from the train split")
     lines = [
-        f"plan      {plan.hardware.upper()}; model {c.model}: {r['model']}",
+        f"plan      {plan.hardware.upper()}; model {c.model}: {r['model']}"
+        + (f"; width {r['model_width']}" if c.model_width != 1 else ""),
         f"          image {c.image_size}x{c.image_size}x{c.channels}: {r['image_size']}",
         f"          batch {c.batch_size}: {r['batch_size']}",
         f"          {length}: {r['epochs']}",

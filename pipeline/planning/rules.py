@@ -38,6 +38,10 @@ MIN_STEPS_PER_EPOCH = 10
 # the cnn underfit in its planned epochs with it (train accuracy below eval
 # accuracy on Fashion-MNIST's 60,000; docs/training.md).
 CNN_CROP_MAX_TRAIN = 20_000
+# Up to that many train images the cnn is half as wide: on the bundled digits
+# it scored within an eval image of the full width at half the time an epoch.
+# Fewer epochs instead, or a higher rate, cost about a point (docs/training.md).
+CNN_SMALL_WIDTH = 0.5
 # Per planned training setting: (value, why) for the cnn, then for the photo model.
 _PLAN_ROWS = (
     ("learning_rate", (1e-3, "Adam's usual 1e-3 for the cnn"),
@@ -129,10 +133,16 @@ TUNE_RANDOM_SHARE = 0.5
 # the part per image is ingestion, statistics, Transform and evaluation growing
 # with the data (docs/performance.md's scaling table: about 1 ms an image).
 BUDGET_FIXED_S = 50.0
+# A run on this machine's CPU gets this budget unless the user gives one: the
+# same run's time varied about 2x with the host across days (docs/training.md),
+# so a default sized by examples alone overshot 10 minutes on a slow day. The
+# minute to spare covers the other stages' estimate being short.
+CPU_TIME_BUDGET = "9m"
+CPU_TIME_BUDGET_ENDS_WITHIN = "10 min"
 BUDGET_PER_IMAGE_S = 0.001
 BUDGET_UNKNOWN_EXAMPLES = 10_000  # TFRecords are counted only once ingested
 BUDGET_MIN_TRAINING_S = 10.0  # a budget that leaves less is refused
-# The Trainer times this many epochs on a throwaway copy of the model (the first
-# pays for tracing and filling the input pipeline, the others are steady), then
-# trains the epochs that fit from the same seed, as `--epochs N` would.
+# The Trainer times this many epochs (the first pays for tracing and filling the
+# input pipeline, the others are steady) while the learning rate holds its peak,
+# then decides how many fit (modules/training/time_cap.py).
 TIME_CAP_PROBE_EPOCHS = 3

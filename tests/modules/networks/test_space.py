@@ -116,3 +116,7 @@ def test_warm_start_compares_only_what_changes_the_weights():
     assert space.weights_key(resnet)["dropout_layer"] is True
     module = dataclasses.replace(PARAMS, model="module", module_source="x", module_file="m.py")
     assert space.weights_key(space.apply(module, {"filters": 8})) == {"filters": 8}
+    # A planned width changes the weights too, and a search's width wins over it.
+    half = dataclasses.replace(PARAMS, model_width=0.5)
+    assert space.weights_key(half) == {"width": 0.5, "depth": 0, "image_size": None}
+    assert space.architecture(space.apply(half, {"width": 1.5})).width == 1.5

@@ -22,6 +22,18 @@ def test_small_grayscale_images_get_the_cnn_at_their_own_size():
         2, False, 0.9)
 
 
+def test_the_cnn_is_half_as_wide_on_a_small_set_only_and_the_flag_wins():
+    small, fashion = plan(DIGITS), plan(DataFacts(10, 60_000, 10_000, 28, 28, 28, 1))
+    assert (small.config.model_width, fashion.config.model_width) == (0.5, 1.0)
+    assert small.config.learning_rate == fashion.config.learning_rate == 1e-3
+    assert "800 train images" in small.reasons["model_width"]
+    assert "width 0.5: " in plan_lines(small)[0] and "width" not in plan_lines(fashion)[0]
+    assert plan(DIGITS, model_width=1.0).config.model_width == 1.0
+    assert plan(PHOTOS).config.model_width == 1.0
+    params = small.trainer_params()
+    assert params.model_width == 0.5
+
+
 def test_rgb_photos_get_the_photo_model_at_a_size_for_the_hardware_not_the_largest():
     cpu, gpu = plan(PHOTOS), plan(PHOTOS, "gpu")
     assert (cpu.config.model, cpu.config.image_size, gpu.config.image_size) == (
