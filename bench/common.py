@@ -53,8 +53,9 @@ def rss_tree(process=None) -> int:
     return sum(p.memory_info().rss for p in tree if p.is_running())
 
 
-def run_sampled(command, interval: float = 0.1) -> dict:
-    """Runs `command`, sampling the RSS of its process tree; stdout lines are timestamped.
+def run_sampled(command, interval: float = 0.1, env=None, cwd=None) -> dict:
+    """Runs `command` (in `cwd`, with `env`: default this process's), sampling the RSS of
+    its process tree; stdout lines are timestamped.
 
     Returns {"wall_s", "lines": [(seconds, line)], "samples": [(seconds, rss_bytes)]};
     raises RuntimeError with the output's tail if the command fails. Worker
@@ -67,7 +68,7 @@ def run_sampled(command, interval: float = 0.1) -> dict:
     import psutil
     start = time.perf_counter()
     process = psutil.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, bufsize=1)
+                           text=True, bufsize=1, env=env, cwd=cwd)
     lines, samples = [], []
 
     def read():
