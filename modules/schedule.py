@@ -94,6 +94,13 @@ class WarmupCosine(keras.optimizers.schedules.LearningRateSchedule):
                 "total_steps": self.total_steps, "hold_steps": self.hold_steps}
 
 
+def cap_hold_epochs(epochs: int, timed_epochs: Optional[int]) -> int:
+    """How long the peak holds for a time cap to decide in (modules/training/time_cap.py):
+    the timed epochs when training is over twice as long; else 0, and a short training
+    (a warm start's eighth of the epochs) trains whole, its schedule unchanged."""
+    return timed_epochs if timed_epochs and epochs > 2 * timed_epochs else 0
+
+
 def learning_rate(params: TrainerParams, schedule: Schedule,
                   warmup_steps: Optional[int] = None, peak: Optional[float] = None,
                   hold_epochs: int = 0) -> WarmupCosine:
@@ -102,7 +109,7 @@ def learning_rate(params: TrainerParams, schedule: Schedule,
     if warmup_steps is None:
         warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch),
                            schedule.total_steps // 10)
-    hold = hold_epochs * schedule.steps_per_epoch if schedule.epochs > hold_epochs else 0
+    hold = cap_hold_epochs(schedule.epochs, hold_epochs) * schedule.steps_per_epoch
     return WarmupCosine(peak or params.learning_rate, warmup_steps, schedule.total_steps, hold)
 
 

@@ -27,7 +27,7 @@ from modules.distribution import select_strategy
 from modules.epoch_progress import add_fit_stats
 from modules.networks.keras_model import float32_copy
 from modules.params import BACKBONE_NAMES, TrainerParams
-from modules.schedule import phases, training_schedule
+from modules.schedule import cap_hold_epochs, phases, training_schedule
 from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
@@ -160,7 +160,7 @@ def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
     if not _caps_in_fit(params, dist):
         return None
     probe = params.time_cap_probe_epochs
-    if schedule.epochs <= probe:
+    if not cap_hold_epochs(schedule.epochs, probe):
         return None
     with dist.strategy.scope():
         phase.learning_rate.make_adjustable()
@@ -179,9 +179,10 @@ def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation,
         return None, schedule, train, evaluation
     if _caps_in_fit(params, dist):
         planned = schedule.epochs
-        too_few = None if planned > params.time_cap_probe_epochs else dataclasses.asdict(
-            TimeCap(params.train_cap_s, 0.0, None, None, planned, planned,
-                    f"{planned} epochs planned: too few to time first; all run"))
+        too_few = None if cap_hold_epochs(planned, params.time_cap_probe_epochs) else (
+            dataclasses.asdict(TimeCap(params.train_cap_s, 0.0, None, None, planned, planned,
+                                       f"{planned} epochs planned: too few to time "
+                                       "first; all run")))
         return too_few, schedule, train, evaluation
     print(f"          time budget: {params.train_cap_s:.0f} s to train; timing "
           f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)

@@ -23,6 +23,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import tf_keras as keras
 
+from components.common.storage import files
 from modules.schedule import Schedule, WarmupCosine
 
 
@@ -125,9 +126,8 @@ class FitTimeCap(keras.callbacks.Callback):
         self._clock = EpochClock()
 
     def on_train_begin(self, logs=None):
-        if os.path.exists(self.state_path):
-            with open(self.state_path) as f:
-                self._apply(TimeCap(**json.load(f)))
+        if files.exists(self.state_path):  # on disk or in a bucket, as the backups are
+            self._apply(TimeCap(**json.loads(files.read_text(self.state_path))))
 
     def on_epoch_begin(self, epoch, logs=None):
         self._clock.on_epoch_begin(epoch)
@@ -140,8 +140,7 @@ class FitTimeCap(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def on_train_end(self, logs=None):
-        if os.path.exists(self.state_path):
-            os.remove(self.state_path)
+        files.remove(self.state_path)
 
     def _decide(self) -> None:
         first, steady = first_and_steady(self._clock.seconds)
@@ -153,9 +152,8 @@ class FitTimeCap(keras.callbacks.Callback):
                       f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
                       f"training's first {self.decide_after} epochs)")
         self._apply(cap)
-        os.makedirs(os.path.dirname(self.state_path) or ".", exist_ok=True)
-        with open(self.state_path, "w") as f:
-            json.dump(dataclasses.asdict(cap), f)
+        files.makedirs(os.path.dirname(self.state_path))
+        files.write_text(self.state_path, json.dumps(dataclasses.asdict(cap)))
         print(f"          time budget: {cap.reason}", flush=True)
 
     def _apply(self, cap: "TimeCap") -> None:

@@ -258,14 +258,14 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
     if source.kind == "builtin":
         source = dataclasses.replace(source, name=values["model"])
     resolved = resolved.replace(time_budget=_choose_budget(config, hardware, runs_here,
-                                                           reasons))
+                                                           fine_tunes, reasons))
     cap = _time_cap(resolved, facts, reasons)
     if cap is None:
         resolved = resolved.replace(time_budget=None)
     return Plan(resolved, reasons, facts, hardware, cache, source, train_cap_s=cap)
 
 
-def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool,
+def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool, fine_tunes: bool,
                    reasons: Dict[str, str]) -> Optional[str]:
     """--time-budget as given, or planned: rules.CPU_TIME_BUDGET for a run on this machine's
     CPU, where the same run's time varies most with the host; None: no budget."""
@@ -278,7 +278,11 @@ def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool,
         (not runs_here, "compiled for a cluster"), (hardware != "cpu", f"on {hardware}"),
         (config.train_steps is not None, "--train-steps asks for exact steps"),
         (config.workers > 1 or config.ps, "several workers"),
-        (config.tune, "--tune has its own time limit")) if blocked]
+        (config.tune, "--tune has its own time limit"),
+        # Its two phases are timed on a throwaway copy first (modules/training/time_cap.py),
+        # which every default run would pay; its epochs are few already.
+        (fine_tunes, f"a pretrained backbone trains at most {rules.FINE_TUNE_MAX_EPOCHS} "
+                     "epochs")) if blocked]
     if blockers:
         reasons["time_budget"] = f"none: {blockers[0]}"
         return None

@@ -86,6 +86,10 @@ def test_the_peak_is_held_through_the_timed_epochs_only_under_a_time_budget():
     schedule = training_schedule(PARAMS, 2_495, 624, 64)
     assert phases(capped, schedule)[0].learning_rate.hold_steps == 3 * 38
     assert phases(PARAMS, schedule)[0].learning_rate.hold_steps == 0
+    # A short training (a warm start's eighth) trains whole: nothing held, nothing capped.
+    short = dataclasses.replace(schedule, epochs=6)
+    assert phases(capped, short)[0].learning_rate.hold_steps == 0
+    assert phases(capped, dataclasses.replace(schedule, epochs=7))[0].learning_rate.hold_steps
 
 
 def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():

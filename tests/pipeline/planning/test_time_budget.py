@@ -5,6 +5,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning import rules
 from pipeline.planning.data_facts import DataFacts
+from pipeline.planning.model_source import ModelSource
 from pipeline.planning.plan import make_plan, plan_lines
 from pipeline.planning.time_budget import other_stages_s, training_cap
 
@@ -66,9 +67,13 @@ def test_a_run_on_this_machines_cpu_gets_a_budget_unless_told_otherwise():
     ({"train_steps": 100}, "cpu", True, "--train-steps"),
     ({"tune": True}, "cpu", True, "--tune"),
     ({"time_budget": "none"}, "cpu", True, "--time-budget none"),
+    ({"model": "mobilenet_v2"}, "cpu", True, "a pretrained backbone"),
 ])
 def test_no_budget_is_planned_where_it_does_not_belong(flags, hardware, runs_here, why):
-    plan = make_plan(PipelineConfig(**flags), DIGITS, hardware, 24 << 30, runs_here=runs_here)
+    source = (ModelSource("backbone", "mobilenet_v2", weights="imagenet")
+              if flags.get("model") else None)
+    plan = make_plan(PipelineConfig(**flags), DIGITS, hardware, 24 << 30, source,
+                     runs_here=runs_here)
     assert (plan.config.time_budget, plan.train_cap_s) == (None, None)
     assert why in plan.reasons["time_budget"]
 
