@@ -113,8 +113,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         epochs_run = fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
                                 run_dir, weights, extra_callbacks=[fit_cap] if fit_cap else [])
         ended = time.perf_counter()
-        if fit_cap is not None and fit_cap.result is not None:
-            time_cap = dataclasses.asdict(fit_cap.result)
+        time_cap = dataclasses.asdict(fit_cap.result) if fit_cap and fit_cap.result else time_cap
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
                   epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
                   workers=dist.workers, replicas=dist.replicas,

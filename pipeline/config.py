@@ -267,8 +267,7 @@ class PipelineConfig:
             ("eval_steps", unset("eval_steps") or self.eval_steps >= 1, "must be >= 1"),
             ("image_size", unset("image_size") or self.image_size >= 4, "must be >= 4"),
             ("learning_rate", unset("learning_rate") or self.learning_rate > 0, "must be > 0"),
-            ("model_width", unset("model_width") or 0 < self.model_width <= 4,
-             "must be in (0, 4]"),
+            ("model_width", unset("model_width") or 0 < self.model_width <= 4, "must be in (0, 4]"),
             ("early_stopping_patience", unset("early_stopping_patience")
              or self.early_stopping_patience >= 0, "must be >= 0"),
             ("label_smoothing", unset("label_smoothing") or 0 <= self.label_smoothing < 1,
