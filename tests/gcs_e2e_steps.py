@@ -50,9 +50,10 @@ def upload_digits() -> dict:
 def run_pipeline() -> dict:
     """`imagepipe run` with data and output in the bucket; what it left there."""
     import tensorflow as tf
-    # 10 epochs, not the planned 40: what is checked here is where the run reads and writes.
+    # 20 epochs, not the planned 40: what is checked here is where the run reads and writes
+    # (the time budget's decision too); the half-width cnn scored 0.898 on all 1,000 after 10.
     result = _imagepipe("run", "--data", f"{BUCKET}/mnist", "--output", f"{BUCKET}/run",
-                        "--state-dir", os.path.join(WORKDIR, "state"), "--epochs", "10")
+                        "--state-dir", os.path.join(WORKDIR, "state"), "--epochs", "20")
     if result["code"] != 0:
         return result
     with tf.io.gfile.GFile(f"{BUCKET}/run/summary.json") as f:

@@ -52,6 +52,9 @@ def test_a_run_with_data_and_output_in_the_bucket_is_blessed_and_pushed_there(re
     # ML Metadata and the lock stay on this machine, in the named state folder.
     assert "metadata.sqlite" in run["state"]
     assert "state     " in run["stdout"]
+    # The planned time budget decided during the fit, its state kept in the bucket.
+    cap = summary["training"]["time_cap"]
+    assert cap["first_epoch_s"] > 0 and cap["epochs"] == summary["training"]["epochs_run"] == 20
 
 
 def test_predict_reads_and_writes_the_bucket(results):
