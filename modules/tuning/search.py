@@ -152,7 +152,14 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         batch = params.batch_size
         schedule = training_schedule(params, len(data.fit_images), len(data.holdout_images),
                                      batch)
-        epochs = max(1, round(schedule.epochs * self.settings.epoch_share))
+        # The plan's trial trains the Trainer's own length: that is what the Trainer gives
+        # it when it wins. At the others' share a model planned for its full schedule
+        # (the half-width cnn on the digits: 0.8868 at half, 0.9655 after all 40) trails
+        # trials that learn faster and finish worse. The bias is the safe one: a trial
+        # must beat the plan's full-length score at its share.
+        is_plan = trial.trial_id == _plan_trial(self.oracle)
+        share = 1.0 if is_plan else self.settings.epoch_share
+        epochs = max(1, round(schedule.epochs * share))
         schedule = dataclasses.replace(schedule, epochs=epochs)
         model = build_model(params, data.shape, data.classes, normalization, self.module)
         augment = user_module.augment_fn(self.module, params) if self.module else None
@@ -178,7 +185,7 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         self.records[trial.trial_id] = {
             "epochs_run": len(stopper.curve), "epochs_planned": epochs,
             "seconds": round(time.monotonic() - started, 1), "stopped": stopper.reason,
-            "plan": trial.trial_id == _plan_trial(self.oracle)}
+            "plan": is_plan}
         print(f"          trial {trial.trial_id}: holdout accuracy {score:.4f} after "
               f"{len(stopper.curve)}/{epochs} epochs" +
               (f", stopped ({stopper.reason})" if stopper.reason else ""), flush=True)

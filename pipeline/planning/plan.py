@@ -368,8 +368,8 @@ def _tuning_lines(plan: Plan) -> List[str]:
             else names)
     return [f"          tune: at most {c.tune_trials} trials in {c.tune_minutes:g} min "
             f"(the plan's own, {t.initial_points} random, then Bayesian) over {what}; "
-            f"each trains {t.epoch_share:.0%} of the epochs on up to {t.max_examples:,} "
-            "train images and "
+            f"the plan's trial trains all the Trainer's epochs, each other "
+            f"{t.epoch_share:.0%} of them, on up to {t.max_examples:,} train images; each "
             f"is scored on {t.holdout_share:.0%} of them held out; bad trials stop early "
             "(median rule); the Trainer keeps the plan's settings unless a trial beats them "
             "by the margin the holdout's size requires"]

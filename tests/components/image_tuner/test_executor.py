@@ -55,12 +55,15 @@ def _run(transformed, tmp_path, settings=SETTINGS, params=PARAMS):
 
 @pytest.mark.parametrize("transformed", [1], indirect=True)
 def test_every_trial_is_recorded_and_the_best_values_handed_on(transformed, tmp_path):
-    params = dataclasses.replace(PARAMS, batch_size=4, epochs=3)
-    best, results = _run(transformed, tmp_path, params=params)
+    params = dataclasses.replace(PARAMS, batch_size=4, epochs=4)
+    settings = dataclasses.replace(SETTINGS, epoch_share=0.5)
+    best, results = _run(transformed, tmp_path, settings, params)
     rows = read_trials(results)
     assert [row["trial_id"] for row in rows] == ["0", "1", "2"]
     assert all(row["status"] == "COMPLETED" and 0 <= row["score"] <= 1 for row in rows)
-    assert all(1 <= row["epochs_run"] <= row["epochs_planned"] == 3 for row in rows)
+    # The plan's trial trains the Trainer's length; the others their share of it.
+    assert [row["epochs_planned"] for row in rows] == [4, 2, 2]
+    assert all(1 <= row["epochs_run"] <= row["epochs_planned"] for row in rows)
     assert rows[0]["plan"] and rows[0]["values"] == {}  # trial 0: the plan's own settings
     assert all(set(row["values"]) == {"learning_rate", "width", "depth", "dropout",
                                       "augment_strength"} for row in rows[1:])
