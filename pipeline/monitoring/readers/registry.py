@@ -9,11 +9,11 @@ import dataclasses
 import functools
 import json
 import os
-import re
 import struct
 import time
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence
 
+from components.common import durations
 from components.common.storage import files
 from pipeline.errors import UsageError
 from pipeline.monitoring.records import Item
@@ -25,8 +25,6 @@ SNIFF_FILES = 50
 SNIFF_LINES = 20
 JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 GZIP_MAGIC = b"\x1f\x8b"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 class Sample:
@@ -135,12 +133,13 @@ def format_names() -> Sequence[str]:
 
 
 def parse_duration(text: str, flag: str = "--since") -> float:
-    """Seconds in '90s', '90m', '24h', '7d' or '2w'; UsageError naming `flag` otherwise."""
-    match = _DURATION.match(text or "")
-    if match is None or float(match.group(1)) <= 0:
-        raise UsageError(f"{flag} {text}: not a duration; give a number and a unit, "
-                         "e.g. 90m, 24h or 7d (units: s, m, h, d, w)")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    """Seconds in '90s', '90m', '24h', '7d' or '2w' (components/common/durations.py);
+    UsageError naming `flag` otherwise."""
+    try:
+        return durations.parse_duration(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text}: not a duration; give one such as "
+                         f"{durations.DURATION_EXAMPLES}") from None
 
 
 def window_files(data: str, since_s: Optional[float] = None) -> Iterator[str]:
