@@ -18,9 +18,10 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from components.common.contract import (IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF, LABELS_FILE,
-                                 NORMALIZATION_FILE, PIXELS_INPUT, PROBABILITIES,
-                                 SERVING_DEFAULT, SERVING_IMAGE, SERVING_TENSOR)
+from components.common.contract import (ASSETS_EXTRA, IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF,
+                                        LABELS_FILE, NORMALIZATION_FILE, PIXELS_INPUT,
+                                        PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE,
+                                        SERVING_TENSOR)
 from components.image_evaluator.audit.signature import (CLASS_ID_INPUT, HEATMAP, LAYER,
                                                         SERVING_GRADCAM)
 from components.common.storage import files
@@ -166,7 +167,7 @@ def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[s
     signatures, (mean, std) = serving_signatures(model, tft_output, labels)
     # No optimizer slots: serving never needs them, and Adam's would triple the size.
     model.save(path, save_format="tf", signatures=signatures, include_optimizer=False)
-    extra = os.path.join(path, "assets.extra")
+    extra = os.path.join(path, ASSETS_EXTRA)
     files.write_text(os.path.join(extra, LABELS_FILE), "".join(name + "\n" for name in labels))
     files.write_text(os.path.join(extra, NORMALIZATION_FILE),
                      json.dumps({"mean": [float(v) for v in np.ravel(mean)],

@@ -92,6 +92,9 @@ DRIFT_FILE = "drift.json"
 # artifact, and copied into the ModelBlessing's folder for the Pusher's model card.
 AUDIT_FILE = "audit.json"
 AUDIT_DIR = "audit"  # beside it: saliency maps and suspects' thumbnails
+# A SavedModel's folder for files beside the model, which TF Serving ignores (its
+# warmup requests live there too): labels, the model card, the monitoring reference.
+ASSETS_EXTRA = "assets.extra"
 # In the pushed SavedModel's assets.extra/: the model card (Model Card Toolkit schema).
 MODEL_CARD_JSON = "model_card.json"
 MODEL_CARD_HTML = "model_card.html"

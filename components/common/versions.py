@@ -34,12 +34,12 @@ import time
 import uuid
 from typing import Dict, List, Optional, Tuple
 
-from components.common.contract import TFLITE_MODEL_FILE
+from components.common.contract import ASSETS_EXTRA, TFLITE_MODEL_FILE
 from components.common.storage import files
 from components.common.storage.files import is_remote
 from components.common.storage.tree_copy import copy_tree
 
-PROVENANCE_FILE = os.path.join("assets.extra", "imagepipe_push.json")
+PROVENANCE_FILE = os.path.join(ASSETS_EXTRA, "imagepipe_push.json")
 COMMIT_FILE = "saved_model.pb"  # written last on object stores
 TFLITE_COMMIT_FILE = TFLITE_MODEL_FILE  # a TFLite version's
 SERVED_FILE = "served.json"  # in the serving root, beside models.config

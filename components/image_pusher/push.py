@@ -14,7 +14,8 @@ import os
 import time
 from typing import Dict, Optional
 
-from components.common.contract import MODEL_CARD_HTML, MODEL_CARD_JSON, MONITORING_DIR
+from components.common.contract import (ASSETS_EXTRA, MODEL_CARD_HTML, MODEL_CARD_JSON,
+                                        MONITORING_DIR)
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.settings import PushSettings
 from components.image_pusher.tflite_publish import publish_tflite
@@ -98,7 +99,7 @@ def _card_files(card: Optional[dict], version: int, path: str) -> Dict[str, byte
 
 
 def _in_extra(cards: Dict[str, bytes]) -> Dict[str, bytes]:
-    return {os.path.join("assets.extra", name): data for name, data in cards.items()}
+    return {os.path.join(ASSETS_EXTRA, name): data for name, data in cards.items()}
 
 
 def _monitoring_files(folder: Optional[str]) -> Dict[str, bytes]:
@@ -114,11 +115,11 @@ def _with_card(record: dict, cards: Dict[str, bytes]) -> dict:
     """The provenance record, with the card's path in the version when there is one."""
     if MODEL_CARD_JSON not in cards:
         return record
-    return {**record, "model_card": os.path.join("assets.extra", MODEL_CARD_JSON)}
+    return {**record, "model_card": os.path.join(ASSETS_EXTRA, MODEL_CARD_JSON)}
 
 
 def _card_path(version_dir: str) -> Optional[str]:
-    path = os.path.join(version_dir, "assets.extra", MODEL_CARD_JSON)
+    path = os.path.join(version_dir, ASSETS_EXTRA, MODEL_CARD_JSON)
     return path if files.exists(path) else None
 
 
@@ -163,7 +164,7 @@ def _published_card(version_dir: str) -> Dict[str, bytes]:
     """The card files a published version holds ({} for one pushed without)."""
     found = {}
     for name in (MODEL_CARD_JSON, MODEL_CARD_HTML):
-        path = os.path.join(version_dir, "assets.extra", name)
+        path = os.path.join(version_dir, ASSETS_EXTRA, name)
         if files.exists(path):
             found[name] = files.read_bytes(path)
     return found

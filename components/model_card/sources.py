@@ -12,8 +12,8 @@ import logging
 import os
 from typing import List, Optional
 
-from components.common.contract import (AUDIT_FILE, LABELS_FILE, PIXELS_INPUT, SERVING_TENSOR,
-                                        read_labels)
+from components.common.contract import (ASSETS_EXTRA, AUDIT_FILE, LABELS_FILE, PIXELS_INPUT,
+                                        SERVING_TENSOR, read_labels)
 from components.common.provenance import fit_stats_path
 from components.common.storage import files
 
@@ -36,7 +36,7 @@ class CardSources:
 def read_card_sources(name: str, model_path: str, model_uri: str, blessing_uri: Optional[str],
                       report: dict, record: dict) -> CardSources:
     """Reads every part it can; logs, never raises, for a part it cannot."""
-    extra = os.path.join(model_path, "assets.extra")
+    extra = os.path.join(model_path, ASSETS_EXTRA)
     return CardSources(
         name=name, source_uri=model_uri,
         labels=_quietly(lambda: read_labels(os.path.join(extra, LABELS_FILE))) or [],

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from typing import Optional
 
+from components.common.contract import ASSETS_EXTRA
 from components.common.loopback import free_ports
 from components.common.storage.tree_copy import copy_tree
 
@@ -36,8 +37,8 @@ class ModelServer:
         try:
             version = os.path.join(self._base, "1")
             copy_tree(model_dir, version)
-            os.makedirs(os.path.join(version, "assets.extra"), exist_ok=True)
-            shutil.copyfile(warmup_path, os.path.join(version, "assets.extra",
+            os.makedirs(os.path.join(version, ASSETS_EXTRA), exist_ok=True)
+            shutil.copyfile(warmup_path, os.path.join(version, ASSETS_EXTRA,
                                                       "tf_serving_warmup_requests"))
             grpc, self._port = free_ports(2)
             self._process = subprocess.Popen(

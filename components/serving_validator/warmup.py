@@ -13,10 +13,11 @@ from typing import Iterator, List, Optional, Tuple
 import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
-from components.common.contract import EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY, SERVING_IMAGE, split_dir
+from components.common.contract import (ASSETS_EXTRA, EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY,
+                                        SERVING_IMAGE, split_dir)
 from components.common.storage import files
 
-WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
+WARMUP_FILE = os.path.join(ASSETS_EXTRA, "tf_serving_warmup_requests")
 TF_SERVING_MAX_RECORDS = 1000
 
 

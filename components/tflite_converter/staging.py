@@ -10,8 +10,9 @@ import shutil
 import tempfile
 from typing import Optional
 
-from components.common.contract import (EVAL, LABELS_FILE, NORMALIZATION_FILE, TFLITE_INFO_FILE,
-                                        TFLITE_MODEL_FILE, TRAIN, read_labels, split_dir)
+from components.common.contract import (ASSETS_EXTRA, EVAL, LABELS_FILE, NORMALIZATION_FILE,
+                                        TFLITE_INFO_FILE, TFLITE_MODEL_FILE, TRAIN, read_labels,
+                                        split_dir)
 from components.common.storage import files
 from components.common.storage.tree_copy import copy_tree
 from components.tflite_converter import conversion as tflite
@@ -35,7 +36,7 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
     if settings.quantize == "int8":
         representative, _ = tflite.split_pixels(split_dir(examples_uri, TRAIN),
                                                 size, channels, limit=REPRESENTATIVE_IMAGES)
-    extra = os.path.join(saved_model_dir, "assets.extra")
+    extra = os.path.join(saved_model_dir, ASSETS_EXTRA)
     names = read_labels(os.path.join(extra, LABELS_FILE))
     model, metadata = embed_metadata(
         tflite.convert(loaded, settings.quantize, representative), names,

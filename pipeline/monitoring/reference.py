@@ -12,13 +12,12 @@ from typing import List, Optional
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 
-from components.common.contract import (MONITOR_REFERENCE_FILE, MONITORING_DIR,
+from components.common.contract import (ASSETS_EXTRA, MONITORING_DIR, MONITOR_REFERENCE_FILE,
                                         TRAIN_STATISTICS_FILE)
 from components.common.storage import files
 from components.common.versions import complete_versions, served_version
 from pipeline.errors import UsageError
 
-ASSETS_EXTRA = "assets.extra"
 _REFERENCE_KEYS = ("labels", "eval")
 _EVAL_KEYS = ("accuracy", "predicted", "confidence", "label")
 

@@ -12,7 +12,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from components.common.contract import FILENAME_KEY
+from components.common.contract import ASSETS_EXTRA, FILENAME_KEY
 from components.common.storage import files
 from components.image_example_gen.encoding.encode import BadImageError, decode_fully
 
@@ -73,7 +73,7 @@ def plan_job(model: str, data: str, output: str, top_k: int, image_key: str) -> 
     model_path = saved_model_path(model)
     source = source_kind(data)
     units = [data] if source == "folder" else record_files(data)
-    labels = read_labels(os.path.join(model_path, "assets.extra", LABELS_FILE))
+    labels = read_labels(os.path.join(model_path, ASSETS_EXTRA, LABELS_FILE))
     return BatchJob(source, units, model_path, labels, output, kind, top_k, image_key)
 
 

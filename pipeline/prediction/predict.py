@@ -15,6 +15,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from components.common.contract import ASSETS_EXTRA
 from components.common.storage import files
 from components.common.versions import served_version
 from pipeline.errors import UsageError
@@ -43,7 +44,7 @@ class Predictor:
         self.kind, self.path = resolve_model(model)
         if self.kind == "saved_model":
             self._serve = tf.saved_model.load(self.path).signatures[SERVING_IMAGE]
-            self.labels = read_labels(os.path.join(self.path, "assets.extra", LABELS_FILE))
+            self.labels = read_labels(os.path.join(self.path, ASSETS_EXTRA, LABELS_FILE))
         else:
             from components.tflite_converter.conversion import Runner
             self._runner = Runner(model_path=self.path)

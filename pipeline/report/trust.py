@@ -9,7 +9,7 @@ import json
 import os
 from typing import Optional
 
-from components.common.contract import AUDIT_FILE, DATA_HEALTH_KEY, MODEL_CARD_HTML
+from components.common.contract import ASSETS_EXTRA, AUDIT_FILE, DATA_HEALTH_KEY, MODEL_CARD_HTML
 from components.common.storage import files
 
 EXAMPLE_GROUPS = 4  # per list: duplicate groups, label conflicts, leaked pairs
@@ -104,5 +104,5 @@ def model_card(serving: Optional[str]) -> Optional[str]:
     """The pushed version's model card (assets.extra/model_card.html), if the Pusher wrote one."""
     if not serving:
         return None
-    path = os.path.join(serving, "assets.extra", MODEL_CARD_HTML)
+    path = os.path.join(serving, ASSETS_EXTRA, MODEL_CARD_HTML)
     return path if files.exists(path) else None

@@ -7,8 +7,8 @@ import numpy as np
 import tensorflow as tf
 from tfx.utils import path_utils
 
-from components.common.contract import (EVAL, FILENAME_KEY, IMAGE_KEY, LABEL_KEY, LABELS_FILE,
-                                 read_labels, split_dir, split_size)
+from components.common.contract import (ASSETS_EXTRA, EVAL, FILENAME_KEY, IMAGE_KEY, LABELS_FILE,
+                                        LABEL_KEY, read_labels, split_dir, split_size)
 from components.common.storage import files
 
 # Eval examples audited, spread evenly over the split: predicting a larger photo
@@ -47,7 +47,7 @@ def read_eval_examples(examples_uri: str, limit: int = MAX_EXAMPLES) -> EvalExam
 def class_names(examples_uri: str, model_uri: str, classes: int) -> List[str]:
     """labels.txt beside the examples, else the model's copy, else the ids as text."""
     for path in (os.path.join(examples_uri, LABELS_FILE),
-                 os.path.join(path_utils.serving_model_dir(model_uri), "assets.extra",
+                 os.path.join(path_utils.serving_model_dir(model_uri), ASSETS_EXTRA,
                               LABELS_FILE)):
         if files.exists(path):
             names = read_labels(path)
