@@ -17,6 +17,10 @@ from components.common import parameters
 from modules.network_registry import BACKBONE_NAMES, MODELS, MODULE  # noqa: F401
 
 CUSTOM_CONFIG_KEY = "trainer_params"
+# When the run began (Unix seconds), set by the local runner for its components:
+# the clock that --time-budget counts on. Not a setting: it would change the
+# Trainer's cache key every run.
+RUN_STARTED_ENV = "IMAGEPIPE_RUN_STARTED_AT"
 TRANSFORM_CONFIG_KEY = "transform_params"
 
 
@@ -81,6 +85,10 @@ class TrainerParams:
     # many epochs of a throwaway copy are timed to size it; None: no budget.
     train_cap_s: Optional[float] = None
     time_cap_probe_epochs: Optional[int] = None
+    # ... and the plan's estimates of the run's time before the fit and after it, of
+    # which the Trainer measures the first (RUN_STARTED_ENV) and re-sizes the cap.
+    before_fit_s: Optional[float] = None
+    after_fit_s: Optional[float] = None
 
     def __post_init__(self):
         if self.model not in MODELS:

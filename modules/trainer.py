@@ -33,7 +33,8 @@ from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
 from modules.training.callbacks import backup_dir, tensorboard_freq
-from modules.training.time_cap import FitTimeCap, TimeCap, capped_epochs, probe_epochs
+from modules.training.time_cap import (FitTimeCap, TimeCap, cap_from_run_clock, capped_epochs,
+                                      probe_epochs)
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key
@@ -163,11 +164,11 @@ def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
         return None
     with dist.strategy.scope():
         phase.learning_rate.make_adjustable()
-    print(f"          time budget: {params.train_cap_s:.0f} s to train; the first {probe} "
+    cap, took, sized = cap_from_run_clock(params)
+    print(f"          time budget: {sized or f'{cap:.0f} s to train'}; the first {probe} "
           "epochs decide how many fit", flush=True)
-    return FitTimeCap(params.train_cap_s, schedule.epochs, schedule.steps_per_epoch,
-                      phase.learning_rate, probe,
-                      backup_dir(fn_args) + "-time-cap.json")
+    return FitTimeCap(cap, schedule.epochs, schedule.steps_per_epoch, phase.learning_rate,
+                      probe, backup_dir(fn_args) + "-time-cap.json", (took, sized))
 
 
 def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation, datasets):
@@ -183,15 +184,17 @@ def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation,
                                        f"{planned} epochs planned: too few to time "
                                        "first; all run")))
         return too_few, schedule, train, evaluation
-    print(f"          time budget: {params.train_cap_s:.0f} s to train; timing "
+    cap_s, took, sized = cap_from_run_clock(params)
+    print(f"          time budget: {sized or f'{cap_s:.0f} s to train'}; timing "
           f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         per_epoch = [keras.callbacks.BackupAndRestore(os.path.join(scratch, "backup")),
                      keras.callbacks.TensorBoard(scratch, update_freq=tensorboard_freq(
                          params, dist))]
-        cap = capped_epochs(params.train_cap_s, schedule, params.time_cap_probe_epochs,
+        cap = capped_epochs(cap_s, schedule, params.time_cap_probe_epochs,
                             lambda n: probe_epochs(lambda: build(schedule), train, evaluation,
                                                    schedule, n, per_epoch))
+    cap = dataclasses.replace(cap, before_fit_s=took, sized=sized)
     print(f"          time budget: {cap.reason}", flush=True)
     if cap.first_epoch_s is None:  # nothing was timed: nothing to redo
         return dataclasses.asdict(cap), schedule, train, evaluation

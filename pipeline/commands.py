@@ -13,6 +13,7 @@ from components.image_example_gen import spans
 from components.common.storage import files
 from components.common.storage.access import check_readable, check_writable
 from modules.cluster.tf_config import read_cluster
+from pipeline import startup
 from pipeline.config import PipelineConfig
 from pipeline.errors import UsageError
 
@@ -68,7 +69,7 @@ def command_run(config: PipelineConfig, args: argparse.Namespace) -> None:
     with _output_lock(config):
         state.prepare(config.state_path)  # under the lock: no other run is using it
         from pipeline.local import runner as local_runner  # heavy: TensorFlow, TFX, Beam
-        local_runner.run(config)
+        local_runner.run(config, startup.command_started())
 
 
 def command_ingest(config: PipelineConfig, args: argparse.Namespace) -> None:

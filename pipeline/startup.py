@@ -2,6 +2,15 @@
 import functools
 import importlib.metadata
 import os
+import time
+
+
+_STARTED_AT = None  # when this command began (Unix seconds): prepare() sets it
+
+
+def command_started() -> float:
+    """When the running command began: its `prepare()` (its first step), else now."""
+    return _STARTED_AT if _STARTED_AT is not None else time.time()
 
 
 def prepare() -> None:
@@ -17,6 +26,8 @@ def prepare() -> None:
     command (measured: docs/performance.md). The mapping cannot change while
     the process runs, so it is computed once.
     """
+    global _STARTED_AT
+    _STARTED_AT = time.time()  # --time-budget counts the whole command
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     distributions = importlib.metadata.packages_distributions
     if not hasattr(distributions, "cache_info"):

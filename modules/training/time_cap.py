@@ -19,11 +19,13 @@ import json
 import math
 import os
 import time
+from statistics import mean
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import tf_keras as keras
 
 from components.common.storage import files
+from modules.params import RUN_STARTED_ENV, TrainerParams
 from modules.schedule import Schedule, WarmupCosine
 
 
@@ -68,6 +70,47 @@ class TimeCap:
     planned_epochs: int
     epochs: int
     reason: str
+    # What the run took before the fit, on its own clock (measured_cap); None: the
+    # plan's cap, unmeasured.
+    before_fit_s: Optional[float] = None
+    sized: Optional[str] = None  # how the cap was sized
+
+
+def cap_from_run_clock(params: TrainerParams) -> Tuple[float, Optional[float], Optional[str]]:
+    """(the fit's cap in seconds, what the run took to reach the fit, how the cap was
+    sized): measured_cap where the runner says when the run began (RUN_STARTED_ENV),
+    else the plan's cap as it was (None, None)."""
+    started = os.environ.get(RUN_STARTED_ENV)
+    if not started or params.before_fit_s is None or params.after_fit_s is None:
+        return params.train_cap_s, None, None
+    took = max(0.0, time.time() - float(started))
+    cap, sized = measured_cap(params.train_cap_s, params.before_fit_s, params.after_fit_s,
+                              took)
+    return cap, took, sized
+
+
+# measured_cap scales the plan's estimate of the stages after the fit by how much
+# slower than estimated the stages before it ran, within these bounds: never below
+# the estimate (a fast start does not promise a fast finish), and a host more than
+# 3x slower than the plan's reference is an outlier no estimate covers.
+PACE_BOUNDS = (1.0, 3.0)
+
+
+def measured_cap(planned_cap_s: float, before_fit_s: float, after_fit_s: float,
+                 took_s: float) -> Tuple[float, str]:
+    """(the fit's cap in seconds, how it was sized) once the run has taken `took_s` to
+    reach the fit: the budget (the plan's cap plus its estimates of the stages before
+    and after the fit) less `took_s` and the stages after, whose estimate grows as much
+    as the stages before ran slower than theirs (within PACE_BOUNDS)."""
+    budget = planned_cap_s + before_fit_s + after_fit_s
+    low, high = PACE_BOUNDS
+    pace = min(max(took_s / before_fit_s if before_fit_s > 0 else low, low), high)
+    after = after_fit_s * pace
+    cap = max(0.0, budget - took_s - after)
+    return cap, (f"{cap:.0f} s to train: the {budget:.0f} s budget less the {took_s:.0f} s "
+                 f"the run took to reach the fit (estimated {before_fit_s:.0f} s) and about "
+                 f"{after:.0f} s for the stages after it (estimated {after_fit_s:.0f} s, "
+                 f"x{pace:.2f})")
 
 
 def probe_epochs(build: Callable[[], keras.Model], train, evaluation, schedule: Schedule,
@@ -106,24 +149,37 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
                    f"{probe_s:.1f} s, of a throwaway copy)")
 
 
+# After the decision, FitTimeCap rechecks every epoch: where the last RECHECK_EPOCHS
+# epochs' pace would overrun the cap by more than RECHECK_SLACK, the decay ends sooner.
+# The slack keeps ordinary jitter (a few percent an epoch here) from ever changing a
+# run that `--epochs k` must repeat.
+RECHECK_EPOCHS = 3
+RECHECK_SLACK = 0.05
+
+
 class FitTimeCap(keras.callbacks.Callback):
     """Decides, after `decide_after` epochs of this fit, how many of `planned` fit in
     `cap_s`; then ends `learning_rate`'s decay there and stops the fit there.
 
     `learning_rate` must hold its peak through those epochs and be adjustable
-    (WarmupCosine.make_adjustable). The decision is kept in `state_path`, so a
+    (WarmupCosine.make_adjustable). Epochs that then run much slower end the
+    decay sooner (_recheck). The decision is kept in `state_path`, so a
     fit resumed from its backup after it keeps it; the file goes when the fit ends.
     `result` is the TimeCap once decided.
     """
 
     def __init__(self, cap_s: float, planned: int, steps_per_epoch: int,
-                 learning_rate: WarmupCosine, decide_after: int, state_path: str):
+                 learning_rate: WarmupCosine, decide_after: int, state_path: str,
+                 sized: Tuple[Optional[float], Optional[str]] = (None, None)):
         super().__init__()
         self.cap_s, self.planned, self.steps_per_epoch = cap_s, planned, steps_per_epoch
+        self.sized = sized  # TimeCap's before_fit_s and sized: cap_from_run_clock's
         self.learning_rate, self.decide_after = learning_rate, decide_after
         self.state_path = state_path
         self.result: Optional[TimeCap] = None
         self._clock = EpochClock()
+        # Rechecked only where this fit timed its epochs: a resumed one's clock is partial.
+        self._decided_here = False
 
     def on_train_begin(self, logs=None):
         if files.exists(self.state_path):  # on disk or in a bucket, as the backups are
@@ -134,8 +190,11 @@ class FitTimeCap(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self._clock.on_epoch_end(epoch)
-        if self.result is None and len(self._clock.seconds) == self.decide_after:
+        ran = len(self._clock.seconds)
+        if self.result is None and ran == self.decide_after:
             self._decide()
+        elif self._decided_here and ran > self.decide_after:
+            self._recheck(epoch + 1)
         if self.result is not None and epoch + 1 >= self.result.epochs:
             self.model.stop_training = True
 
@@ -150,7 +209,25 @@ class FitTimeCap(keras.callbacks.Callback):
         cap = TimeCap(self.cap_s, 0.0, first, steady, self.planned, epochs,
                       f"{fits} of {self.planned} planned epochs in {self.cap_s:.0f} s: the "
                       f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
-                      f"training's first {self.decide_after} epochs)")
+                      f"training's first {self.decide_after} epochs)", *self.sized)
+        self._decided_here = True
+        self._keep(cap)
+
+    def _recheck(self, done: int) -> None:
+        """Ends the decay sooner where the last epochs ran so much slower that the rest would
+        overrun the cap by more than RECHECK_SLACK (a host loaded after the timed epochs).
+        Then the run no longer repeats `--epochs k`; a steady host never gets here."""
+        elapsed, recent = sum(self._clock.seconds), mean(self._clock.seconds[-RECHECK_EPOCHS:])
+        left = self.result.epochs - done
+        if left <= 0 or elapsed + left * recent <= self.cap_s * (1 + RECHECK_SLACK):
+            return
+        epochs = done + math.floor(max(0.0, self.cap_s - elapsed) / recent)
+        self._keep(dataclasses.replace(
+            self.result, epochs=epochs, reason=f"{self.result.reason}; after epoch {done} "
+            f"they ran at {recent:.2f} s, so {epochs} fit"))
+
+    def _keep(self, cap: "TimeCap") -> None:
+        """Applies `cap`, keeps it beside the backup, and says so."""
         self._apply(cap)
         files.makedirs(os.path.dirname(self.state_path))
         files.write_text(self.state_path, json.dumps(dataclasses.asdict(cap)))

@@ -1,13 +1,16 @@
 """Run the pipeline on this machine with TFX's LocalDagRunner, then summarize it."""
 import dataclasses
+import os
 import sys
 import time
 import traceback
+from typing import Optional
 
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from components.common.contract import TRAINER_ID
 from components.serving_validator.check import start_spare, stop_spare
+from modules.params import RUN_STARTED_ENV
 from pipeline.report import metadata, summary
 from pipeline.report.console import format_summary
 from pipeline.config import PipelineConfig
@@ -20,8 +23,11 @@ from pipeline.local.progress import component_lines
 from pipeline.planning.resolve import resolve_plan
 
 
-def run(config: PipelineConfig) -> dict:
+def run(config: PipelineConfig, started_at: Optional[float] = None) -> dict:
     """Runs the whole pipeline; writes and returns the summary.
+
+    `started_at`: when the command began (Unix seconds; default now), which
+    --time-budget counts from: the Trainer reads it (RUN_STARTED_ENV).
 
     Raises:
       DatasetError: the data is missing or holds no images (checked before
@@ -40,12 +46,14 @@ def run(config: PipelineConfig) -> dict:
     config = plan.config
     tfx_pipeline = create_pipeline(plan, config.beam_pipeline_args)
     start = time.time()
+    os.environ[RUN_STARTED_ENV] = repr(started_at if started_at is not None else start)
     try:
         with component_lines(lambda node: metadata.was_cached(config, node), after=_ahead):
             LocalDagRunner().run(tfx_pipeline)
     except Exception as e:  # Any component error: report which one failed.
         raise PipelineFailed(metadata.failed_component(config), e) from e
     finally:
+        os.environ.pop(RUN_STARTED_ENV, None)
         stop_spare()
     result = summary.build_summary(config, total_seconds=time.time() - start)
     result["plan"] = {**plan.to_json(), "memory": {

@@ -20,7 +20,7 @@ from pipeline.errors import UsageError
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
 from pipeline.planning.model_source import NO_WEIGHTS, ModelSource
-from pipeline.planning.time_budget import training_cap
+from pipeline.planning.time_budget import after_fit_s, training_cap
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +37,9 @@ class Plan:
     decode_cache_root: Optional[str] = None
     # --time-budget: the Trainer's fit cap in seconds (time_budget.py); None: no budget.
     train_cap_s: Optional[float] = None
+    # ... and what the plan expects the run to spend before the fit and after it.
+    before_fit_s: Optional[float] = None
+    after_fit_s: Optional[float] = None
 
     @property
     def fine_tunes(self) -> bool:
@@ -68,6 +71,7 @@ class Plan:
             warm_start_share=rules.WARM_START_EPOCH_SHARE,
             imbalance_ratio=rules.IMBALANCE_RATIO, train_cap_s=self.train_cap_s,
             time_cap_probe_epochs=rules.TIME_CAP_PROBE_EPOCHS if self.train_cap_s else None,
+            before_fit_s=self.before_fit_s, after_fit_s=self.after_fit_s,
             hyperparameters=None)  # the Trainer's, from the Tuner's artifact
 
     def tuning_params(self) -> TuningParams:
@@ -95,7 +99,9 @@ class Plan:
                       warm_start_epoch_share=rules.WARM_START_EPOCH_SHARE)
         if self.train_cap_s is not None:
             values.update(time_budget_s=parse_duration(self.config.time_budget),
-                          train_cap_s=round(self.train_cap_s, 1))
+                          train_cap_s=round(self.train_cap_s, 1),
+                          before_fit_s=round(self.before_fit_s, 1),
+                          after_fit_s=round(self.after_fit_s, 1))
         if self.config.tune:
             values["tuning"] = dataclasses.asdict(self.tuning_params())
         if self.fine_tunes and self.config.epochs:
@@ -262,7 +268,11 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
     cap = _time_cap(resolved, facts, reasons)
     if cap is None:
         resolved = resolved.replace(time_budget=None)
-    return Plan(resolved, reasons, facts, hardware, cache, source, train_cap_s=cap)
+        return Plan(resolved, reasons, facts, hardware, cache, source)
+    others = parse_duration(resolved.time_budget) - cap
+    after = after_fit_s(others, resolved.tune_minutes if resolved.tune else None)
+    return Plan(resolved, reasons, facts, hardware, cache, source, train_cap_s=cap,
+                before_fit_s=others - after, after_fit_s=after)
 
 
 def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool, fine_tunes: bool,

@@ -1,8 +1,8 @@
 """--time-budget: a run's wall-time budget turned into the Trainer's training cap.
 
 Pure: the cap is the budget minus what the other stages are expected to take
-(rules.py's numbers). The Trainer turns the cap into epochs
-(modules/training/time_cap.py).
+(rules.py's numbers). The Trainer re-sizes it from the run's own clock when its
+fit starts, and turns it into epochs (modules/training/time_cap.py).
 """
 from typing import Optional, Tuple
 
@@ -15,6 +15,13 @@ def other_stages_s(examples: Optional[int], tune_minutes: Optional[float]) -> fl
     images = examples if examples is not None else rules.BUDGET_UNKNOWN_EXAMPLES
     tuning = tune_minutes * 60 if tune_minutes else 0.0
     return rules.BUDGET_FIXED_S + rules.BUDGET_PER_IMAGE_S * images + tuning
+
+
+def after_fit_s(others_s: float, tune_minutes: Optional[float]) -> float:
+    """The part of `others_s` (other_stages_s) expected after the fit: the Tuner's minutes
+    come before it."""
+    tuning = tune_minutes * 60 if tune_minutes else 0.0
+    return rules.BUDGET_AFTER_FIT_SHARE * (others_s - tuning)
 
 
 def training_cap(budget_s: float, examples: Optional[int],
@@ -31,7 +38,8 @@ def training_cap(budget_s: float, examples: Optional[int],
     tuning = f" and --tune's {tune_minutes:g} min" if tune_minutes else ""
     why = (f"{_text(budget_s)} minus about {_text(others)} for the other stages "
            f"({rules.BUDGET_FIXED_S:g} s, plus {rules.BUDGET_PER_IMAGE_S * 1000:g} ms per "
-           f"image for {counted}{tuning}); the learning rate holds its peak for "
+           f"image for {counted}{tuning}); at the fit's start the Trainer re-sizes it from "
+           "what the stages before it took, and the learning rate holds its peak for "
            f"{rules.TIME_CAP_PROBE_EPOCHS} epochs, whose times decide how many fit, and then "
            "decays over those, as --epochs would")
     return cap, why

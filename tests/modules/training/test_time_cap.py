@@ -1,4 +1,5 @@
 """--time-budget in the Trainer: the epochs that fit, projected from the steady ones."""
+import dataclasses
 import json
 import time
 
@@ -7,9 +8,12 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
+from modules.params import RUN_STARTED_ENV
 from modules.schedule import Schedule, WarmupCosine
-from modules.training.time_cap import (EpochClock, FitTimeCap, affordable_epochs,
-                                       capped_epochs, first_and_steady, probe_epochs)
+from modules.training.time_cap import (PACE_BOUNDS, EpochClock, FitTimeCap, affordable_epochs,
+                                       cap_from_run_clock, capped_epochs, first_and_steady,
+                                       measured_cap, probe_epochs)
+from tests.tuning_params import PARAMS
 
 
 def test_the_first_epoch_is_counted_once_and_the_steady_ones_project_the_rest():
@@ -36,6 +40,34 @@ def test_the_timed_epochs_count_against_the_cap():
     assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s, cap.steady_epoch_s) == (
         8, 40, 3.0, 1.0)
     assert cap.probe_s >= 0.2 and "8 fit of 40 planned epochs" in cap.reason
+
+
+def test_the_cap_counts_what_the_run_took_before_the_fit():
+    # A 600 s budget planned as 60 s before the fit, 500 s of training and 40 s after.
+    assert measured_cap(500, 60, 40, took_s=60)[0] == pytest.approx(500)  # as planned
+    # Twice as slow before the fit: 120 s gone, and the stages after expected to take
+    # twice their 40 s as well.
+    cap, sized = measured_cap(500, 60, 40, took_s=120)
+    assert cap == pytest.approx(600 - 120 - 80)
+    assert "the 600 s budget less the 120 s" in sized and "x2.00" in sized
+    # Faster than planned: the time saved trains, the stages after keep their estimate.
+    assert measured_cap(500, 60, 40, took_s=30)[0] == pytest.approx(600 - 30 - 40)
+    # Far slower: the stages after are expected at most PACE_BOUNDS[1] times as slow.
+    assert measured_cap(500, 60, 40, took_s=300)[0] == pytest.approx(
+        600 - 300 - 40 * PACE_BOUNDS[1])
+    assert measured_cap(500, 60, 40, took_s=700)[0] == 0.0  # none left: never negative
+
+
+def test_the_run_clock_is_read_only_where_the_runner_set_it(monkeypatch):
+    params = dataclasses.replace(PARAMS, train_cap_s=500.0, time_cap_probe_epochs=3,
+                                 before_fit_s=60.0, after_fit_s=40.0)
+    monkeypatch.delenv(RUN_STARTED_ENV, raising=False)
+    assert cap_from_run_clock(params) == (500.0, None, None)  # no clock: the plan's cap
+    monkeypatch.setenv(RUN_STARTED_ENV, repr(time.time() - 120))
+    cap, took, sized = cap_from_run_clock(params)
+    assert took == pytest.approx(120, abs=5)
+    assert cap == pytest.approx(600 - took - 40 * took / 60, abs=0.1)
+    assert sized.startswith(f"{cap:.0f} s to train")
 
 
 def test_a_schedule_no_longer_than_the_probe_is_not_timed():
@@ -85,7 +117,14 @@ def test_the_probe_fits_a_throwaway_model_for_the_epochs_asked():
     assert len(built) == 1 and built[0].optimizer.iterations.numpy() == 6
 
 
-def _seeded_fit(epochs: int, planned: int, cap=None, state_path=None):
+class _Slowing(_Slow):
+    """As _Slow, then from the sixth epoch 0.5 s an epoch: a host loaded after the timing."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        time.sleep(0.5) if epoch >= 5 else super().on_epoch_end(epoch, logs)
+
+
+def _seeded_fit(epochs: int, planned: int, cap=None, state_path=None, slow=_Slow):
     """A tiny seeded fit of `epochs` epochs under a schedule planned for `planned`; with
     `cap`, a FitTimeCap decides after 3 epochs. Returns (weights, the callback)."""
     keras.utils.set_random_seed(0)
@@ -97,7 +136,7 @@ def _seeded_fit(epochs: int, planned: int, cap=None, state_path=None):
                   keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     capper = None if cap is None else FitTimeCap(cap, planned, 2, rate, 3, state_path)
     model.fit(dataset, epochs=epochs, steps_per_epoch=2, verbose=0,
-              callbacks=[_Slow()] + ([capper] if capper else []))
+              callbacks=[slow()] + ([capper] if capper else []))
     return [w.numpy() for w in model.weights], capper, model
 
 
@@ -125,3 +164,16 @@ def test_a_resumed_fit_keeps_the_decision_made_before_it_stopped(tmp_path):
                                  "reason": "4 fit of 40 planned epochs"}))
     _, capper, model = _seeded_fit(40, 40, cap=100.0, state_path=str(state))
     assert capper.result.epochs == 4 and model.optimizer.iterations.numpy() == 4 * 2
+
+
+@pytest.mark.integration  # a real Keras fit: seconds
+def test_epochs_that_slow_down_after_the_timing_end_the_decay_sooner(tmp_path):
+    # Timed at 0.2 s an epoch, 3 < k < 40 fit in 5 s; from the sixth on, 0.5 s each.
+    _, capper, model = _seeded_fit(40, 40, cap=5.0, state_path=str(tmp_path / "cap.json"),
+                                   slow=_Slowing)
+    cap = capper.result
+    decided = affordable_epochs(5.0, cap.first_epoch_s, cap.steady_epoch_s, 40)
+    assert 6 <= cap.epochs < decided and "they ran at" in cap.reason
+    seconds = capper._clock.seconds
+    assert len(seconds) == cap.epochs == model.optimizer.iterations.numpy() // 2
+    assert sum(seconds) <= 5.0 * 1.05 + 0.6  # within the slack, and at most one epoch more

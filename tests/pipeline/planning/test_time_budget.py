@@ -37,6 +37,10 @@ def test_the_plan_carries_the_cap_to_the_trainer_and_says_why():
     params = plan.trainer_params()
     assert params.train_cap_s == pytest.approx(plan.train_cap_s)
     assert params.time_cap_probe_epochs == rules.TIME_CAP_PROBE_EPOCHS
+    # The Trainer re-sizes the cap from the run's clock: it gets the estimates around it.
+    assert params.before_fit_s + params.train_cap_s + params.after_fit_s == pytest.approx(600)
+    assert params.after_fit_s == pytest.approx(
+        rules.BUDGET_AFTER_FIT_SHARE * (600 - params.train_cap_s))
     line = next(line for line in plan_lines(plan) if "time budget" in line)
     assert f"training capped at {plan.train_cap_s:.0f} s" in line
     values = plan.to_json()["values"]
@@ -48,6 +52,7 @@ def test_without_a_budget_nothing_changes():
     plan = _plan(time_budget="none")
     params = plan.trainer_params()
     assert (params.train_cap_s, params.time_cap_probe_epochs) == (None, None)
+    assert (params.before_fit_s, params.after_fit_s) == (None, None)
     assert not any("time budget" in line for line in plan_lines(plan))
     assert "train_cap_s" not in plan.to_json()["values"]
 
