@@ -313,7 +313,9 @@ def test_a_time_budget_caps_the_epochs_and_summary_records_them(two_runs, tmp_pa
     # Decided during the fit, after the timed epochs: it stopped there.
     assert training["epochs_run"] == cap["epochs"] and training["epochs_planned"] == 2000
     assert cap["first_epoch_s"] > 0 and cap["steady_epoch_s"] > 0
-    assert f"{cap['epochs']} fit of 2000 planned epochs" in cap["reason"]
+    # Decided after the timed epochs, or later where the host slowed down (the reason's end).
+    assert (cap["reason"].startswith(f"{cap['epochs']} fit of 2000 planned epochs")
+            or cap["reason"].endswith(f"so {cap['epochs']} fit"))
     # Re-sized on the run's clock at the fit's start: the budget less what the run took to
     # get there, and at least the plan's estimate for the stages after it.
     assert cap["before_fit_s"] > 0

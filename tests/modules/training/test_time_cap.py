@@ -176,4 +176,4 @@ def test_epochs_that_slow_down_after_the_timing_end_the_decay_sooner(tmp_path):
     assert 6 <= cap.epochs < decided and "they ran at" in cap.reason
     seconds = capper._clock.seconds
     assert len(seconds) == cap.epochs == model.optimizer.iterations.numpy() // 2
-    assert sum(seconds) <= 5.0 * 1.05 + 0.6  # within the slack, and at most one epoch more
+    assert sum(seconds) <= 5.0 + 0.6  # at most the epoch that showed the slowdown more
