@@ -202,6 +202,12 @@ class FitTimeCap(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         files.remove(self.state_path)
+        ran = len(self._clock.seconds)
+        if self.result is None and ran:  # early stopping ended it before the decision
+            self.result = TimeCap(self.cap_s, 0.0, None, None, self.planned, ran,
+                                  f"the fit ended after {ran} of {self.planned} planned "
+                                  f"epochs, before the {self.decide_after} timed ones could "
+                                  "decide", *self.sized)
 
     def _decide(self) -> None:
         first, steady = first_and_steady(self._clock.seconds)

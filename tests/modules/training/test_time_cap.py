@@ -177,3 +177,11 @@ def test_epochs_that_slow_down_after_the_timing_end_the_decay_sooner(tmp_path):
     seconds = capper._clock.seconds
     assert len(seconds) == cap.epochs == model.optimizer.iterations.numpy() // 2
     assert sum(seconds) <= 5.0 + 0.6  # at most the epoch that showed the slowdown more
+
+
+@pytest.mark.integration  # a real Keras fit: seconds
+def test_a_fit_that_ends_before_the_timed_epochs_still_records_the_cap(tmp_path):
+    _, capper, _ = _seeded_fit(2, 40, cap=100.0, state_path=str(tmp_path / "cap.json"))
+    cap = capper.result  # as early stopping would leave it: 2 epochs ran, none decided
+    assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s) == (2, 40, None)
+    assert cap.reason.startswith("the fit ended after 2 of 40 planned epochs")
