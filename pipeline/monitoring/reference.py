@@ -69,12 +69,19 @@ def load_reference(serving_dir: str, version: Optional[int]) -> Reference:
     folder = os.path.join(model_dir, ASSETS_EXTRA, MONITORING_DIR)
     paths = [os.path.join(folder, name) for name in (MONITOR_REFERENCE_FILE,
                                                      TRAIN_STATISTICS_FILE)]
-    missing = [path for path in paths if not files.exists(path)]
-    if missing:
-        raise UsageError(f"version {chosen} has no monitoring reference ({missing[0]} is "
+    if not files.exists(paths[0]):
+        raise UsageError(f"version {chosen} has no monitoring reference ({paths[0]} is "
                          "missing): it was pushed before imagepipe monitor existed; push a "
                          "new model with imagepipe run, or pick another with --version")
     answers = _answers(paths[0])
+    if not files.exists(paths[1]):
+        # reference.json says null where the Evaluator was given no statistics (a pipeline
+        # compiled before it took StatisticsGen's output).
+        why = ("its Evaluator was given no train statistics" if
+               answers.get("train_statistics") is None else f"{paths[1]} is missing")
+        raise UsageError(f"version {chosen}'s monitoring reference ({folder}) has no train "
+                         f"statistics to compare inputs with: {why}; push a new model with a "
+                         "pipeline compiled by this imagepipe, or pick another with --version")
     try:
         train = statistics_pb2.DatasetFeatureStatisticsList.FromString(
             files.read_bytes(paths[1]))

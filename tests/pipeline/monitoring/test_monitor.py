@@ -84,6 +84,18 @@ def test_a_version_without_reference_exits_2_naming_the_file(tmp_path, reference
     assert code == 2 and "no monitoring reference" in err and "reference.json" in err
 
 
+def test_a_reference_without_train_statistics_exits_2_saying_why(tmp_path, reference, capsys):
+    model_dir, paths, (answers, statistics) = reference
+    # As the Evaluator writes it when it was given no statistics.
+    push_version(tmp_path / "out", model_dir, ({**answers, "train_statistics": None},
+                                                statistics))
+    (tmp_path / "out" / "serving" / "imagepipe" / str(VERSION) / "assets.extra" / "monitoring"
+     / "train_statistics.pb").unlink()
+    code, _, err = _monitor(capsys, tmp_path / "out", paths[0].parent)
+    assert code == 2 and "has no train statistics" in err
+    assert "its Evaluator was given no train statistics" in err and "--version" in err
+
+
 def test_no_pushed_model_exits_2_naming_the_serving_folder(tmp_path, pushed, capsys):
     _, paths = pushed
     code, _, err = _monitor(capsys, tmp_path / "nothing", paths[0].parent)
