@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from components.common.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
 from components.image_example_gen.data_health import together
-from components.image_example_gen.data_health.groups import HealthItem, near_lists
+from components.image_example_gen.data_health.groups import HealthItem, NearLists, near_lists
 from components.image_example_gen.data_health.hashing import hash_from_hex, hash_hex
 from components.image_example_gen.data_health.imbalance import imbalance
 from components.image_example_gen.data_health.leakage import leaked_pairs, leakage_summary
@@ -46,16 +46,25 @@ def ingest_health(texts: List[str], dedupe: bool, classes: List[str], out_dir: s
         rows = [row for text in texts for row in json.loads(text)]
         items = items_of(rows)
         near = near_lists(items)
-        moves = together.moves(items, near) if regroup else {}
-        emptied = together.emptied_split(items, moves)
-        if emptied:
-            moves = {}
-        items = [item._replace(split=moves[item.relpath]) if item.relpath in moves else item
-                 for item in items]
+        items, moves, rule = split_together(items, near, regroup)
         section, dropped = data_health(items, dedupe, classes, near)
-        section["split"] = {"rule": _split_rule(regroup, emptied), "moved": len(moves)}
+        section["split"] = {"rule": rule, "moved": len(moves)}
         write_hashes(out_dir, items, dropped)
     return section, rows, dropped, moves
+
+
+def split_together(items: List[HealthItem], near: NearLists, regroup: bool
+                   ) -> Tuple[List[HealthItem], Dict[str, str], str]:
+    """(the items with every copy in its group's split, the moves: {relpath: split},
+    data_health.split.rule): ingestion's split rule, which `imagepipe inspect` shows too.
+    Without `regroup` (splits given), or where moving would empty a split, none move."""
+    moves = together.moves(items, near) if regroup else {}
+    emptied = together.emptied_split(items, moves)
+    if emptied:
+        moves = {}
+    items = [item._replace(split=moves[item.relpath]) if item.relpath in moves else item
+             for item in items]
+    return items, moves, _split_rule(regroup, emptied)
 
 
 def _split_rule(regroup: bool, emptied: Optional[str]) -> str:

@@ -15,11 +15,13 @@ import json
 from typing import List, Tuple
 
 from components.common.contract import SPLITS
-from components.image_example_gen.data_health.groups import HealthItem
+from components.image_example_gen.data_health.groups import HealthItem, near_lists
 from components.image_example_gen.data_health.report import data_health
 from components.image_example_gen import spans
 from components.image_example_gen.encoding import encode, parallel
 from components.image_example_gen.encoding.shards import plan_shards
+from components.image_example_gen.health import split_together
+from components.image_example_gen.ingest import splits_hashed
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.readers.formats import list_dataset
@@ -80,9 +82,12 @@ def inspect_data(root: str, options: IngestOptions, processes: int) -> dict:
     else:
         rows, skipped = _hash_units(root, listing, options)
     items = [HealthItem(*row) for row in rows]
-    section, _ = data_health(items, False, listing.classes)
-    return {**section, "skipped": sorted([*listing.skipped, *skipped],
-                                         key=lambda r: r["path"])}
+    near = near_lists(items)
+    # The splits a run would make: copies kept together unless the data gives its own.
+    items, moves, rule = split_together(items, near, splits_hashed(listing))
+    section, _ = data_health(items, False, listing.classes, near)
+    return {**section, "split": {"rule": rule, "moved": len(moves)},
+            "skipped": sorted([*listing.skipped, *skipped], key=lambda r: r["path"])}
 
 
 def run_inspect(config: PipelineConfig) -> dict:
@@ -113,6 +118,8 @@ def format_summary(result: dict) -> str:
         *[_group_line(g) for g in result["duplicates"][:SHOWN]],
         f"label conflicts: {counts['conflict_groups']} group(s)",
         *[_group_line(g) for g in result["label_conflicts"][:SHOWN]],
+        f"split: {result['split']['rule']}, as a run splits ({result['split']['moved']} "
+        "copies moved to their group's split)",
         f"leakage: {leakage['count']} eval image(s) ({leakage['share']:.1%}) have a copy "
         "in train",
         *[f"  {p['kind']}: {p['eval']} ~ {', '.join(p['train'][:3])}"

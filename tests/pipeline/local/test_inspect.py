@@ -95,8 +95,12 @@ def test_planted_defects_are_found_and_clean_images_are_not(tmp_path):
         "quality": sum(grouped(p, result["duplicates"], "near") for p in planted["quality"]),
         "resized": sum(grouped(p, result["duplicates"], "near") for p in planted["resized"]),
         "conflict": sum(grouped(p, result["label_conflicts"]) for p in planted["conflict"]),
-        "leak": sum((a, b) in leaks or (b, a) in leaks for a, b in planted["leak"])}
+        # Hashed into different splits, kept together as a run keeps them: no leak.
+        "leak": sum(grouped(p, result["duplicates"], "exact") and p not in leaks
+                    and p[::-1] not in leaks for p in planted["leak"])}
     assert all(count >= 0.9 * PLANTED for count in found.values()), found
+    assert result["split"]["rule"] == "copies together" and not leaks
+    assert result["split"]["moved"] >= 0.9 * PLANTED
     flagged = {p for g in result["duplicates"] for p in g["paths"]} | {e for e, _ in leaks}
     assert len(flagged & set(clean)) <= 0.01 * len(clean), flagged & set(clean)
     assert result["images"] == 300 + 5 * PLANTED and result["skipped"] == []
@@ -121,3 +125,16 @@ def test_inspect_command_writes_json_and_rejects_bad_data(tmp_path, make_image, 
         ["a", "b", *[f"{i}.png" for i in range(4) for _ in (0, 1)], "copy.png"])
     assert cli.main(["inspect", "--data", str(tmp_path / "missing")]) == 2
     assert "--data" in capsys.readouterr().err
+
+
+def test_splits_the_data_gives_are_kept_and_their_leaks_reported(tmp_path, make_image):
+    for split in ("train", "eval"):
+        for i in range(3):
+            make_image(tmp_path / split / "a" / f"{i}.png", size=(16, 16), seed=i)
+    (tmp_path / "eval" / "a" / "copy.png").write_bytes(
+        (tmp_path / "train" / "a" / "0.png").read_bytes())
+    options = PipelineConfig(data=str(tmp_path)).ingest_options()
+    result = inspect_data(str(tmp_path), options, processes=1)
+    assert result["split"] == {"rule": "given", "moved": 0}
+    assert result["leakage"]["count"] >= 1
+    assert "split: given" in format_summary(result)
