@@ -43,5 +43,5 @@ setup(
         # The CI workflow's own checks (tests/test_github_workflow.py, docs/install.md).
         "test": ["check-jsonschema>=0.39,<0.40", "zizmor>=1.32,<1.33"],
     },
-    entry_points={"console_scripts": ["imagepipe=pipeline.cli:main"]},
+    entry_points={"console_scripts": ["imagepipe=pipeline.cli:console_main"]},
 )

@@ -13,6 +13,7 @@ Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure
 """
 import argparse
 import dataclasses
+import gc
 import os
 import sys
 import traceback
@@ -352,5 +353,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     return code if isinstance(code, int) else EXIT_OK  # `monitor`: EXIT_ALERTING
 
 
+def console_main() -> int:
+    """The `imagepipe` command: main(), then a quick exit.
+
+    After main() returns, the interpreter's teardown ran a full cyclic garbage
+    collection over everything TensorFlow, TFX and Beam had loaded: 2.1 s of a
+    35 s first run on the digits (py-spy: gc_collect_main once main had
+    returned). Frozen objects are left out of collections, and the process is
+    ending, so there is nothing to collect. Not in main(), which tests call
+    many times in one process.
+    """
+    code = main()
+    gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

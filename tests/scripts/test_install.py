@@ -44,7 +44,7 @@ def test_the_command_starts_without_resolving_the_dependency_tree():
     # A legacy `setup.py develop` script sets __requires__, and pkg_resources
     # (imported by TensorFlow) then resolves every dependency: 3.1 s per command.
     script = (REPO / ".venv" / "bin" / "imagepipe").read_text()
-    assert "from pipeline.cli import main" in script and "__requires__" not in script
+    assert "from pipeline.cli import console_main" in script and "__requires__" not in script
     check = subprocess.run(
         [str(REPO / ".venv" / "bin" / "python"), "-c",
          "import pipeline, components, modules, sys; "
