@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from bench.common import (imagepipe_command, machine_info, print_table, read_summary,
+from bench.common import (machine_info, print_table, read_summary,
                           run_sampled, write_results)
 from pipeline.config import DEFAULT_DATA, REPO_ROOT
 
@@ -56,8 +56,11 @@ def one_run(tree: str, data: str, extra=()) -> dict:
     output = tempfile.mkdtemp(prefix="imagepipe-bench-first-run-")
     env = dict(os.environ, PYTHONPATH=tree)  # the tree's code, this environment's packages
     try:
-        run = run_sampled(imagepipe_command("run", "--data", data, "--output", output, *extra),
-                          env=env, cwd=tree)
+        # `python -m`, not the console script: the script names this tree's entry point,
+        # which an older tree may not have; each tree's own __main__ runs as its command.
+        command = [sys.executable, "-m", "pipeline.cli", "run", "--data", data, "--output",
+                   output, *map(str, extra)]
+        run = run_sampled(command, env=env, cwd=tree)
         summary = read_summary(output)
         return {"wall_s": round(run["wall_s"], 2), "timings_s": summary["timings_s"],
                 "accuracy": summary["eval"]["accuracy"],
