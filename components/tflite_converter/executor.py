@@ -52,6 +52,9 @@ class Executor(base_executor.BaseExecutor):
                                   source=UNVERSIONED)
         except Exception as e:  # noqa: BLE001  (the SavedModel still ships; say why not TFLite)
             result = conversion_failed(e)
+        # The conversion written, where the one asked for lost too much (staging.fallbacks).
+        output.set_string_custom_property(QUANTIZE_PROPERTY,
+                                          result.get("quantize") or settings.quantize)
         _record(output, result)
 
 

@@ -58,7 +58,10 @@ def _tflite_line(pushed: dict) -> List[str]:
     push itself was refused (the lines above say why)."""
     gate = pushed.get("tflite_gate") or {}
     if pushed.get("tflite"):
-        return [f"tflite    {pushed['tflite']}"]
+        # The conversion asked for lost too much on the eval split: which one shipped, and why.
+        fell_back = gate.get("reason") if "passed the parity gate where" in str(
+            gate.get("reason")) else None
+        return [f"tflite    {pushed['tflite']}" + (f" ({fell_back})" if fell_back else "")]
     if gate and not gate.get("ok"):
         return [f"tflite    not pushed: {gate.get('reason')}"]
     return []

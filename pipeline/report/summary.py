@@ -76,8 +76,8 @@ def _tflite_gate(store, node) -> Optional[dict]:
     it did not run, or a blessing refused the model)."""
     produced = outputs(store, node).get("Model") if node else None
     parity = prop(produced, TFLITE_PARITY_PROPERTY) if produced is not None else None
-    return ({**json.loads(parity), "reason": prop(produced, REASON_PROPERTY)} if parity
-            else None)
+    return ({**json.loads(parity), "reason": prop(produced, REASON_PROPERTY),
+             "quantize": prop(produced, ids.QUANTIZE_PROPERTY)} if parity else None)
 
 
 def _pushed_section(store, nodes: dict, evaluation: dict) -> dict:

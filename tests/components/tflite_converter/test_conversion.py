@@ -175,6 +175,25 @@ def test_a_conversion_writes_its_files_or_nothing_and_publishes_as_a_version(
         _metadata().MetadataDisplayer.with_model_file(str(tmp_path / "bare" / "model.tflite"))
 
 
+def test_a_conversion_that_loses_too_much_falls_back_to_heavier_ones(trained, tmp_path,
+                                                                      make_image):
+    examples, model = _examples_artifact(tmp_path, make_image), _with_assets(trained)
+    # A gate none can pass: every conversion from int8 to float32 is tried, none written.
+    refused = _convert(model, examples, tmp_path / "refused", "int8", -1.0)
+    assert [t["quantize"] for t in refused["tried"]] == ["int8", "dynamic", "float16", "none"]
+    assert not refused["converted"] and not (tmp_path / "refused").exists()
+    assert all(f"{t['quantize']} lost" in refused["reason"] for t in refused["tried"])
+    # No loss allowed: the first that loses nothing ships, and says what it is.
+    kept = _convert(model, examples, tmp_path / "kept", "int8", 0.0)
+    tried = kept["tried"]
+    assert kept["converted"] and tried[-1]["quantize"] == kept["quantize"]
+    assert all(t["drop"] > 0 for t in tried[:-1]) and tried[-1]["drop"] <= 0
+    info = json.loads((tmp_path / "kept" / "model_info.json").read_text())
+    assert info["quantization"] == kept["quantize"] and info["tried"] == tried
+    if len(tried) > 1:
+        assert kept["reason"].startswith(f"{kept['quantize']} passed the parity gate where int8")
+
+
 def _missing_libusb():
     raise ImportError("libusb-1.0.so.0: cannot open shared object file: No such file or "
                       "directory")
