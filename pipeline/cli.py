@@ -357,10 +357,10 @@ def console_main() -> int:
     """The `imagepipe` command: main(), then a quick exit.
 
     After main() returns, the interpreter's teardown ran a full cyclic garbage
-    collection over everything TensorFlow, TFX and Beam had loaded: 2.1 s of a
-    35 s first run on the digits (py-spy: gc_collect_main once main had
-    returned). Frozen objects are left out of collections, and the process is
-    ending, so there is nothing to collect. Not in main(), which tests call
+    collection over everything TensorFlow, TFX and Beam had loaded (py-spy:
+    gc_collect_main once main had returned; seconds, docs/performance.md).
+    Frozen objects are left out of collections, and the process is ending, so
+    there is nothing to collect. Not in main(), which tests call
     many times in one process.
     """
     code = main()

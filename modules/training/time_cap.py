@@ -151,10 +151,9 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
 
 # After the decision, FitTimeCap rechecks every epoch: where the last RECHECK_EPOCHS
 # epochs ran over RECHECK_SLACK slower than the timed ones, and the rest at that pace
-# would overrun the cap, the decay ends sooner. The slack keeps ordinary jitter (5%
-# on the digits here, 0.24 s against 0.25 s an epoch) from changing a run that
-# `--epochs k` must repeat; a loaded host slows by far more (flowers: 13.2 s to 16 s
-# with tests running beside it).
+# would overrun the cap, the decay ends sooner. The slack keeps ordinary jitter from
+# changing a run that `--epochs k` must repeat; a loaded host slows by far more
+# (docs/training.md has both, measured).
 RECHECK_EPOCHS = 3
 RECHECK_SLACK = 0.15
 

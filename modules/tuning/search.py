@@ -154,8 +154,8 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
                                      batch)
         # The plan's trial trains the Trainer's own length: that is what the Trainer gives
         # it when it wins. At the others' share a model planned for its full schedule
-        # (the half-width cnn on the digits: 0.8868 at half, 0.9655 after all 40) trails
-        # trials that learn faster and finish worse. The bias is the safe one: a trial
+        # (the half-width cnn on the digits: docs/tuning.md) trails trials that learn
+        # faster and finish worse. The bias is the safe one: a trial
         # must beat the plan's full-length score at its share.
         is_plan = trial.trial_id == _plan_trial(self.oracle)
         share = 1.0 if is_plan else self.settings.epoch_share

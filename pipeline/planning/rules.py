@@ -145,8 +145,8 @@ BUDGET_MIN_TRAINING_S = 10.0  # a budget that leaves less is refused
 # The estimate above is only the plan's: the Trainer re-sizes its cap from the
 # run's own clock (modules/training/time_cap.py: measured_cap). It measures what
 # ran before the fit, and keeps this share of the estimate for the stages after
-# it (its export, evaluation, the release stages, the report): about 0.43 of the
-# time outside the fit on the bundled digits, 0.6 on flowers (docs/training.md).
+# it (its export, evaluation, the release stages, the report); docs/training.md has
+# the shares measured on the digits and on flowers.
 BUDGET_AFTER_FIT_SHARE = 0.6
 # The Trainer times this many epochs (the first pays for tracing and filling the
 # input pipeline, the others are steady) while the learning rate holds its peak,
