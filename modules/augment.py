@@ -1,4 +1,5 @@
-"""Training-only augmentation of normalized image batches: crops, flip, brightness, contrast.
+"""Training-only augmentation of normalized image batches: crops, warps, flip, brightness,
+contrast.
 
 Each image gets its own random draw (tf.image's batch ops would share one
 per batch), keyed by (seed, batch index) so a seeded run repeats. Shapes
@@ -11,26 +12,39 @@ from typing import Iterator, Optional, Tuple, Union
 import numpy as np
 import tensorflow as tf
 
+from modules.params import WARP_ZOOM
+
 
 @dataclasses.dataclass(frozen=True)
 class Augmentation:
     """crop: pad-and-random-crop margin in pixels; scale: random resized crop's
-    smallest area share (0 is off); flip: horizontal; color: max change."""
+    smallest area share (0 is off); flip: horizontal; color: max change; rotate:
+    max rotation in degrees of a random warp that also zooms (WARP_ZOOM) and
+    shifts by up to `crop` pixels in place of the crop."""
 
     crop: int = 0
     flip: bool = False
     color: float = 0.0
     scale: float = 0.0
+    rotate: float = 0.0
+
+    @classmethod
+    def of(cls, params) -> "Augmentation":
+        """The augmentation a TrainerParams asks for."""
+        return cls(params.augment_crop, params.augment_flip, params.augment_color,
+                   params.augment_scale, params.augment_rotate)
 
     @property
     def active(self) -> bool:
         """False when every augmentation is off."""
-        return bool(self.crop or self.flip or self.color or self.scale)
+        return bool(self.crop or self.flip or self.color or self.scale or self.rotate)
 
 
-# Stateless draws per augment_batch call: a resized crop's five, the crop's
-# two, a flip's one, color's two (an upper bound; unused keys cost nothing).
-_DRAWS = 10
+# Stateless draws per augment_batch call: a resized crop's five, a warp's four
+# (or the crop's two), a flip's one, color's two (an upper bound; unused keys
+# cost nothing). stateless_split's first keys do not depend on the count, so
+# raising it left every earlier setting's draws as they were.
+_DRAWS = 12
 
 
 def _uniform(keys: Iterator[tf.Tensor], shape, low=0.0, high=1.0, dtype=tf.float32):
@@ -45,6 +59,28 @@ def _crop(images: tf.Tensor, margin: int, keys: Iterator[tf.Tensor]) -> tf.Tenso
     dy, dx = (_uniform(keys, [batch, 1], 0, 2 * margin + 1, tf.int32) for _ in range(2))
     rows = tf.gather(padded, dy + tf.range(height), axis=1, batch_dims=1)
     return tf.gather(rows, dx + tf.range(width), axis=2, batch_dims=1)
+
+
+def _warp(images: tf.Tensor, degrees: float, shift: float,
+          keys: Iterator[tf.Tensor]) -> tf.Tensor:
+    """Rotates by up to `degrees` about the centre, zooms by up to WARP_ZOOM and shifts
+    by up to `shift` pixels (sub-pixel), per image, in one bilinear projective
+    transform; pixels from outside repeat the nearest edge, the background on
+    digits and scans whatever its colour."""
+    batch, height, width, _ = images.shape
+    angle = _uniform(keys, [batch], -degrees, degrees) * (np.pi / 180)
+    zoom = _uniform(keys, [batch], 1 - WARP_ZOOM, 1 + WARP_ZOOM)
+    dx, dy = (_uniform(keys, [batch], -shift, shift) for _ in range(2))
+    cos, sin = tf.cos(angle) / zoom, tf.sin(angle) / zoom
+    cx, cy = (width - 1) / 2, (height - 1) / 2
+    # Output pixel (x, y) reads input (cos x - sin y + tx, sin x + cos y + ty).
+    tx = cx - cos * cx + sin * cy + dx
+    ty = cy - sin * cx - cos * cy + dy
+    zeros = tf.zeros([batch])
+    transforms = tf.stack([cos, -sin, tx, sin, cos, ty, zeros, zeros], axis=1)
+    return tf.raw_ops.ImageProjectiveTransformV3(
+        images=images, transforms=transforms, output_shape=[height, width],
+        fill_value=0.0, interpolation="BILINEAR", fill_mode="NEAREST")
 
 
 def _resized_crop(images: tf.Tensor, min_area: float, flip: bool,
@@ -106,7 +142,9 @@ def augment_batch(images: tf.Tensor, aug: Augmentation,
         tf.cast(seed, tf.int64), _DRAWS)))
     if aug.scale:
         images = _resized_crop(images, aug.scale, aug.flip, keys, size)
-    if aug.crop:
+    if aug.rotate:
+        images = _warp(images, aug.rotate, aug.crop, keys)
+    elif aug.crop:
         images = _crop(images, aug.crop, keys)
     if aug.flip and not aug.scale:
         images = tf.where(_per_image(keys, batch, 0, 1) < 0.5, tf.reverse(images, axis=[2]),

@@ -24,6 +24,11 @@ RUN_STARTED_ENV = "IMAGEPIPE_RUN_STARTED_AT"
 TRANSFORM_CONFIG_KEY = "transform_params"
 
 
+# The random warp's zoom (modules/augment.py), beside its rotation
+# (augment_rotate): handwriting and scans come a little larger or smaller.
+WARP_ZOOM = 0.1
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainerParams:
     """Everything `run_fn` needs besides the artifacts; see pipeline/config.py for meanings."""
@@ -63,6 +68,7 @@ class TrainerParams:
     head_share: float = 1.0  # share of the epochs that train the head alone (phase 1)
     fine_tune_lr_factor: float = 1.0  # phase 2's peak learning rate, relative to phase 1's
     model_width: float = 1.0  # the built-in networks' filters times this (tuning overrides)
+    augment_rotate: float = 0.0  # degrees of a random warp (modules/augment.py); 0 is off
     # --module-file: its path (for messages), its text (run here, and on KFP and
     # Vertex, without a copy of the file) and the text's sha256.
     module_file: Optional[str] = None

@@ -25,6 +25,7 @@ from components.tflite_converter.settings import QUANTIZATIONS, TFLiteSettings
 from components.image_evaluator.settings import AuditSettings
 from modules import network_registry
 from modules.network_registry import MODELS, MODULE
+from modules.params import WARP_ZOOM
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Over this, an image is refused before decoding (decompression bombs); also
@@ -217,6 +218,10 @@ class PipelineConfig:
                                             "and contrast change of up to this fraction; 0 "
                                             "turns it off. Default: planned (photos). "
                                             "Example: --augment-color 0.2")
+    augment_rotate: Optional[float] = _field(
+        None, "Training augmentation: a random warp that rotates by up to this many degrees, "
+        f"zooms by up to {WARP_ZOOM:.0%} and shifts by up to --augment-crop pixels; 0 turns "
+        "it off. Default: planned (15 for the cnn on a small set).")
     steps_per_execution: int = _field(1, "Training steps per call into the compiled "
                                       "function; higher amortizes TPU round trips. "
                                       "Example: --steps-per-execution 50")
@@ -272,11 +277,6 @@ class PipelineConfig:
              or self.early_stopping_patience >= 0, "must be >= 0"),
             ("label_smoothing", unset("label_smoothing") or 0 <= self.label_smoothing < 1,
              "must be in [0, 1)"),
-            ("augment_crop", unset("augment_crop") or self.augment_crop >= 0, "must be >= 0"),
-            ("augment_scale", unset("augment_scale") or 0 <= self.augment_scale <= 1,
-             "must be in [0, 1]"),
-            ("augment_color", unset("augment_color") or 0 <= self.augment_color < 1,
-             "must be in [0, 1)"),
             ("steps_per_execution", self.steps_per_execution >= 1, "must be >= 1"),
             ("workers", 1 <= self.workers <= 8, "must be in [1, 8]"),
             ("tune_trials", self.tune_trials >= 1, "must be >= 1"),
@@ -297,7 +297,8 @@ class PipelineConfig:
             ("span", unset("span") or is_pattern(self.data),
              "needs a {SPAN} pattern in --data"),
         ]
-        problems = [(name, rule) for name, ok, rule in checks + self._budget_checks() if not ok]
+        checks += self._augment_checks() + self._budget_checks()
+        problems = [(name, rule) for name, ok, rule in checks if not ok]
         problems += option_problems(self.format, self.eval_percent, self.max_pixels,
                                     self.train_spans, self.span, self.span_quiet)
         problems += [(name, "must be in [0, 1]") for name in AUDIT_GATES
@@ -307,6 +308,19 @@ class PipelineConfig:
         if problems:
             name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
+
+    def _augment_checks(self):
+        """The --augment-* flags' (name, ok, rule) checks; unset ones are planned later."""
+        unset = lambda name: getattr(self, name) is None  # noqa: E731
+        return [
+            ("augment_crop", unset("augment_crop") or self.augment_crop >= 0, "must be >= 0"),
+            ("augment_scale", unset("augment_scale") or 0 <= self.augment_scale <= 1,
+             "must be in [0, 1]"),
+            ("augment_color", unset("augment_color") or 0 <= self.augment_color < 1,
+             "must be in [0, 1)"),
+            ("augment_rotate", unset("augment_rotate") or 0 <= self.augment_rotate <= 180,
+             "must be in [0, 180]"),
+        ]
 
     def _budget_checks(self):
         """--time-budget's (name, ok, rule) checks."""
@@ -416,7 +430,8 @@ DRIFT_THRESHOLDS = ("drift_label", "drift_brightness", "drift_size", "drift_gray
 PLANNED = ("image_size", "channels", "model", "model_width", "batch_size", "epochs",
            "learning_rate",
            "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
-           "augment_flip", "augment_color", "accuracy_threshold", "time_budget")
+           "augment_flip", "augment_color", "augment_rotate", "accuracy_threshold",
+           "time_budget")
 
 
 # Examples for the flags whose help above does not already end with one.
@@ -430,6 +445,7 @@ EXAMPLES = {
     "label_smoothing": "--label-smoothing 0.1", "augment_scale": "--augment-scale 0.25",
     "optimizer": "--optimizer sgd --learning-rate 0.05",
     "learning_rate": "--learning-rate 0.0005", "augment_crop": "--augment-crop 4",
+    "augment_rotate": "--augment-rotate 10",
     "augment_flip": "--no-augment-flip", "tensorboard_update_freq": "--tensorboard-update-freq 10",
     "tpu": "--tpu local", "full_precision": "--full-precision", "seed": "--seed 7",
     "baseline_tolerance": "--baseline-tolerance 0.005", "quantize": "--quantize float16",

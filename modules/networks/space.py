@@ -100,7 +100,8 @@ def largest(params: TrainerParams, side: int) -> Dict:
 
 def augments(params: TrainerParams) -> bool:
     """Whether the plan augments with something a strength can scale."""
-    return params.augment_scale > 0 or params.augment_color > 0 or params.augment_crop > 0
+    return (params.augment_scale > 0 or params.augment_color > 0 or params.augment_crop > 0
+            or params.augment_rotate > 0)
 
 
 def apply(params: TrainerParams, values: Dict) -> TrainerParams:
@@ -115,6 +116,7 @@ def apply(params: TrainerParams, values: Dict) -> TrainerParams:
         changes.update(
             augment_color=params.augment_color * strength,
             augment_crop=int(round(params.augment_crop * strength)),
+            augment_rotate=params.augment_rotate * strength,
             # the area a crop may drop scales; a crop keeps at least 5%
             augment_scale=(max(0.05, 1 - (1 - params.augment_scale) * strength)
                            if params.augment_scale > 0 and strength > 0 else 0.0))

@@ -120,8 +120,7 @@ def training_datasets(fn_args: FnArgs, params: TrainerParams, tft_output, dist, 
     coordinated = dist.coordinated
     if coordinated:
         caches = {split: cache if cache == "" else None for split, cache in caches.items()}
-    augmentation = Augmentation(params.augment_crop, params.augment_flip,
-                                params.augment_color, params.augment_scale)
+    augmentation = Augmentation.of(params)
 
     train_files, train_by_file = worker_files(fn_args.train_files, dist)
     eval_files, eval_by_file = worker_files(fn_args.eval_files, dist)

@@ -60,8 +60,7 @@ def fit_batches(data: TrialData, params: TrainerParams, batch: int, augment=None
                .repeat().batch(batch, drop_remainder=True))
     if augment is not None:
         return batches.map(lambda x, y: (augment(x), y)).prefetch(2)
-    augmentation = Augmentation(params.augment_crop, params.augment_flip,
-                                params.augment_color, params.augment_scale)
+    augmentation = Augmentation.of(params)
     return augment_batches(batches, augmentation, params.seed).prefetch(2)
 
 

@@ -11,8 +11,8 @@ import dataclasses
 from typing import Dict, List, Optional
 
 from components.common.durations import parse_duration
-from modules.params import (BACKBONE_NAMES, MODULE, TrainerParams, TransformParams, epochs_for,
-                            head_epochs, steps_per_epoch)
+from modules.params import (BACKBONE_NAMES, MODULE, WARP_ZOOM, TrainerParams, TransformParams,
+                            epochs_for, head_epochs, steps_per_epoch)
 from modules.tuning.settings import TuningParams
 from modules.networks.space import searched
 from pipeline.config import NO_BUDGET, PLANNED, PipelineConfig
@@ -193,16 +193,18 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
 
 def _small_set_rules(config: PipelineConfig, facts: DataFacts, values: dict,
                      reasons: Dict[str, str]) -> None:
-    """The cnn's rules by train split size: on a small set, pad-and-crop and a network
-    half as wide; on a large one, neither."""
+    """The cnn's rules by train split size: on a small set, a warp (or pad-and-crop) and
+    a network half as wide; on a large one, neither."""
     train = facts.train_examples
     if train is None:
         return
     if train > rules.CNN_CROP_MAX_TRAIN:
-        if not _given(config, "augment_crop"):
-            values["augment_crop"], reasons["augment_crop"] = 0, (
-                f"none: {train:,} train images are plenty, and with pad-and-crop the cnn "
-                f"underfit in its planned epochs (over {rules.CNN_CROP_MAX_TRAIN:,})")
+        for name, value in (("augment_crop", 0), ("augment_rotate", 0.0)):
+            if not _given(config, name):
+                values[name], reasons[name] = value, (
+                    f"none: {train:,} train images are plenty, and with pad-and-crop the "
+                    f"cnn underfit in its planned epochs (over {rules.CNN_CROP_MAX_TRAIN:,}); "
+                    "the warp shifts as the crop does")
         return
     if _given(config, "model_width"):
         return
@@ -440,7 +442,9 @@ def _augmentation_text(c: PipelineConfig, source: ModelSource) -> str:
     if source.augment:
         return "the module file's augment(images, params)"
     parts = [f"random resized crop (area >= {c.augment_scale:g})" if c.augment_scale else "",
-             f"pad-and-crop {c.augment_crop} px" if c.augment_crop else "",
+             (f"warp: rotate {c.augment_rotate:g} deg, zoom {WARP_ZOOM:.0%}, shift "
+              f"{c.augment_crop} px" if c.augment_rotate else
+              f"pad-and-crop {c.augment_crop} px" if c.augment_crop else ""),
              "horizontal flip" if c.augment_flip else "",
              f"brightness/contrast {c.augment_color:g}" if c.augment_color else ""]
     return ", ".join(p for p in parts if p) or "none"

@@ -27,6 +27,44 @@ def test_crop_keeps_the_shape_and_shifts_each_image_independently():
     assert (out.numpy().reshape(16, -1).sum(axis=1) <= 100).all()
 
 
+def _blob(batch=16, side=21):
+    """A centred Gaussian spot on black, as a digit sits in its frame."""
+    grid = np.arange(side) - (side - 1) / 2
+    spot = np.exp(-(grid[:, None] ** 2 + grid[None, :] ** 2) / 8.0)
+    return tf.constant(np.broadcast_to(spot[None, :, :, None], (batch, side, side, 1)),
+                       tf.float32)
+
+
+def _centres(images):
+    mass = images[..., 0]
+    grid = np.arange(mass.shape[1])
+    total = mass.sum(axis=(1, 2))
+    return (mass.sum(axis=2) @ grid / total, mass.sum(axis=1) @ grid / total)
+
+
+def test_the_warp_turns_about_the_centre_and_shifts_by_at_most_the_crop():
+    images = _blob()
+    turned = augment_batch(images, Augmentation(rotate=30), (5, 0)).numpy()
+    rows, cols = _centres(turned)
+    assert np.abs(rows - 10).max() < 0.05 and np.abs(cols - 10).max() < 0.05
+    assert len({round(float(v), 3) for v in turned[:, 10, 13, 0]}) > 8  # own zoom each
+    shifted = augment_batch(images, Augmentation(rotate=30, crop=2), (5, 0)).numpy()
+    rows, cols = _centres(shifted)
+    moved = np.hypot(rows - 10, cols - 10)
+    assert moved.max() <= 2 * np.sqrt(2) + 0.05 and moved.max() > 0.5
+
+
+def test_the_warp_fills_from_the_edges_and_stays_in_graph():
+    # A grey image (a scan's paper) stays grey: no black corners come into view.
+    grey = tf.fill([16, 12, 12, 1], 0.7)
+    aug = Augmentation(rotate=45, crop=3)
+    out = next(iter(tf.data.Dataset.from_tensors(grey).map(
+        lambda b: augment_batch(b, aug, (6, 0)))))
+    assert out.shape == grey.shape and np.allclose(out.numpy(), 0.7)
+    again = augment_batch(_blob(), aug, (6, 1)).numpy()
+    assert np.array_equal(again, augment_batch(_blob(), aug, (6, 1)).numpy())
+
+
 def test_flip_and_color_keep_shape_and_stay_in_graph():
     images = _batch()
     aug = Augmentation(crop=2, flip=True, color=0.2)

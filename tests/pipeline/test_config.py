@@ -32,6 +32,8 @@ def test_training_values_are_checked_at_construction_too():
         PipelineConfig(steps_per_execution=0)
     with pytest.raises(ConfigError, match="--augment-color must be in"):
         PipelineConfig(augment_color=1.5)
+    with pytest.raises(ConfigError, match=r"--augment-rotate must be in \[0, 180\], got -5"):
+        PipelineConfig(augment_rotate=-5.0)
 
 
 def test_beam_args_split_like_a_shell():

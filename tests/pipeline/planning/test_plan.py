@@ -107,7 +107,10 @@ def test_the_cnn_pads_and_crops_small_sets_only_and_trains_its_whole_schedule():
     fashion = DataFacts(10, 60_000, 10_000, 28, 28, 28, 1)
     small, large = plan(DIGITS).config, plan(fashion)
     assert small.augment_crop == 2 and large.config.augment_crop == 0
+    assert small.augment_rotate == 15 and large.config.augment_rotate == 0
     assert "underfit" in large.reasons["augment_crop"]
     assert plan(fashion, augment_crop=2).config.augment_crop == 2  # a flag wins
+    assert plan(fashion, augment_rotate=5.0).config.augment_rotate == 5
+    assert plan(PHOTOS).config.augment_rotate == 0
     assert small.early_stopping_patience == 0
     assert plan(PHOTOS).config.early_stopping_patience == 8
