@@ -140,3 +140,24 @@ def phases(params: TrainerParams, schedule: Schedule) -> List[Phase]:
         result.append(Phase("fine-tune", head, schedule.epochs, learning_rate(
             params, rest, peak=params.learning_rate * params.fine_tune_lr_factor)))
     return result
+
+
+# Without early stopping (which reads val_loss every epoch) a phase validates
+# about this many times: on a small set the eval split is a large share of the
+# data, and validating every epoch cost as much as a third of the fit
+# (docs/performance.md).
+VALIDATIONS = 10
+
+
+def validation_epochs(params: TrainerParams, phase: Phase) -> List[int]:
+    """Keras' validation_freq for `phase` (1-based epochs): every epoch under early
+    stopping; else the epochs a time cap times (so its steady epochs include
+    validation, as most epochs did before), every k-th for about VALIDATIONS in all,
+    and the last."""
+    epochs = range(phase.first_epoch + 1, phase.end_epoch + 1)
+    if params.early_stopping_patience:
+        return list(epochs)
+    every = max(1, len(epochs) // VALIDATIONS)
+    timed = params.time_cap_probe_epochs or 0
+    return [e for e in epochs if (e - phase.first_epoch) <= timed
+            or (e - phase.first_epoch) % every == 0 or e == phase.end_epoch]

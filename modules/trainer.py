@@ -32,7 +32,7 @@ from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
-from modules.training.callbacks import backup_dir, tensorboard_freq
+from modules.training.callbacks import backup_callback, backup_dir, tensorboard_freq
 from modules.training.time_cap import (FitTimeCap, TimeCap, cap_from_run_clock, capped_epochs,
                                       probe_epochs)
 from modules.training.starting_point import warm_start_decision, warm_start_record
@@ -188,7 +188,7 @@ def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation,
     print(f"          time budget: {sized or f'{cap_s:.0f} s to train'}; timing "
           f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
-        per_epoch = [keras.callbacks.BackupAndRestore(os.path.join(scratch, "backup")),
+        per_epoch = [backup_callback(os.path.join(scratch, "backup"), dist),
                      keras.callbacks.TensorBoard(scratch, update_freq=tensorboard_freq(
                          params, dist))]
         cap = capped_epochs(cap_s, schedule, params.time_cap_probe_epochs,

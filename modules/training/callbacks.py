@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import time
 
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
@@ -26,6 +27,35 @@ def backup_dir(fn_args: FnArgs) -> str:
     return os.path.join(trainer_root, ".backup", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
+# After the first epoch's backup, the next comes once this long has passed: a
+# checkpoint write every epoch is a large share of a short epoch on a small set,
+# and a preemption then loses at most this much training beyond the epoch under way.
+BACKUP_EVERY_S = 30.0
+
+
+class SparseBackup(keras.callbacks.BackupAndRestore):
+    """BackupAndRestore that backs up after the first epoch and then once `every_s`
+    seconds have passed since the last backup, instead of after every epoch."""
+
+    def __init__(self, backup_dir: str, every_s: float = BACKUP_EVERY_S):
+        super().__init__(backup_dir)
+        self._every_s, self._last = every_s, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        now = time.monotonic()
+        if self._last is None or now - self._last >= self._every_s:
+            self._last = now
+            super().on_epoch_end(epoch, logs)
+
+
+def backup_callback(path: str, dist) -> keras.callbacks.BackupAndRestore:
+    """A SparseBackup on one worker; every epoch's backup on several, where each
+    worker's clock would decide alone and their backups must agree."""
+    if dist.workers == 1 and not dist.coordinated:
+        return SparseBackup(path)
+    return keras.callbacks.BackupAndRestore(path)
+
+
 def fit_callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
                dist, phase: Phase, run_dir: str):
     """Progress lines, throughput stats, early stopping, resumable backups, TensorBoard.
@@ -45,7 +75,7 @@ def fit_callbacks(fn_args: FnArgs, params: TrainerParams, schedule: Schedule,
             restore_best_weights=True))
     # One backup per phase: phase 2 must not resume from phase 1's optimizer.
     backup = backup_dir(fn_args) + ("" if phase.first_epoch == 0 else f"-{phase.name}")
-    return callbacks + [keras.callbacks.BackupAndRestore(backup),
+    return callbacks + [backup_callback(backup, dist),
                         keras.callbacks.TensorBoard(
                             run_dir, update_freq=tensorboard_freq(params, dist))]
 

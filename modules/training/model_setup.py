@@ -8,7 +8,7 @@ from modules.networks import user_module
 from modules.data import class_weights
 from modules.networks.keras_model import build_model, compile_model
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
-from modules.schedule import Phase, phases
+from modules.schedule import Phase, phases, validation_epochs
 from modules.signatures import tft_normalization
 from modules.training.callbacks import fit_callbacks
 from modules.networks.space import architecture
@@ -54,6 +54,7 @@ def fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluatio
         model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
                   steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
                   validation_steps=schedule.validation_steps, verbose=0,
+                  validation_freq=validation_epochs(params, phase),
                   class_weight=class_weight,
                   callbacks=[*fit_callbacks(fn_args, params, schedule, strategy_plan, phase,
                                             run_dir),

@@ -7,8 +7,8 @@ import tensorflow as tf
 
 from modules.params import TrainerParams, epochs_for
 from pipeline.planning.rules import EXAMPLES_BUDGET, MAX_EPOCHS, MIN_EPOCHS
-from modules.schedule import (WarmupCosine, epoch_plan, learning_rate, phases,
-                              training_schedule)
+from modules.schedule import (Phase, WarmupCosine, epoch_plan, learning_rate, phases,
+                              training_schedule, validation_epochs)
 
 PARAMS = TrainerParams(
     model="photo", batch_size=64, epochs=None, train_steps=None, eval_steps=None,
@@ -107,3 +107,17 @@ def test_params_round_trip_through_custom_config_and_refuse_unknown_keys():
             {"trainer_params": {**config["trainer_params"], "typo": 1}})
     with pytest.raises(ValueError, match="model must be one of"):
         dataclasses.replace(PARAMS, model="vgg")
+
+
+def test_without_early_stopping_a_phase_validates_the_timed_epochs_every_kth_and_the_last():
+    plain = dataclasses.replace(PARAMS, early_stopping_patience=0, time_cap_probe_epochs=3)
+    train = Phase("train", 0, 40, None)
+    assert validation_epochs(plain, train) == [1, 2, 3, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40]
+    fine_tune = Phase("fine-tune", 10, 25, None)  # Keras counts epochs across phases
+    assert validation_epochs(plain, fine_tune) == [11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                                                   21, 22, 23, 24, 25]
+    untimed = dataclasses.replace(plain, time_cap_probe_epochs=None)
+    assert validation_epochs(untimed, Phase("train", 0, 23, None)) == [
+        2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 23]
+    # Early stopping reads val_loss every epoch.
+    assert validation_epochs(PARAMS, train) == list(range(1, 41))

@@ -9,7 +9,7 @@ from tfx import v1 as tfx
 from modules.data.decode_cache import MEMORY
 from modules.networks.keras_model import compile_model
 from modules.networks.small import build_cnn
-from modules.training.callbacks import backup_dir
+from modules.training.callbacks import SparseBackup, backup_dir
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -52,27 +52,39 @@ class _Epochs(keras.callbacks.Callback):
         self.seen.append(epoch)
 
 
-def test_an_interrupted_fit_resumes_where_it_stopped(tmp_path):
+def _fit_four_epochs(backup: keras.callbacks.Callback, callback: keras.callbacks.Callback):
+    """A tiny cnn's 4 epochs on random data, fresh from `backup`'s state if it has one."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(32, 8, 8, 1)).astype("float32")
     y = keras.utils.to_categorical(rng.integers(0, 2, 32), 2)
+    model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-3, 1)
+    model.fit(x, y, epochs=4, batch_size=8, verbose=0, callbacks=[backup, callback])
+
+
+def test_an_interrupted_fit_resumes_where_it_stopped(tmp_path):
     backup = str(tmp_path / "backup")
-
-    def fit(callback):
-        model = compile_model(build_cnn((8, 8, 1), 2), "adam", 1e-3, 1)
-        model.fit(x, y, epochs=4, batch_size=8, verbose=0,
-                  callbacks=[keras.callbacks.BackupAndRestore(backup), callback])
-
     interrupt = _Interrupt(epoch=1)
     with pytest.raises(KeyboardInterrupt):
-        fit(interrupt)
+        _fit_four_epochs(keras.callbacks.BackupAndRestore(backup), interrupt)
     resumed = _Epochs()
-    fit(resumed)
+    _fit_four_epochs(keras.callbacks.BackupAndRestore(backup), resumed)
     assert resumed.seen == [2, 3]  # epochs 0 and 1 were done before the kill
     for got, want in zip(resumed.first_weights, interrupt.weights):
         np.testing.assert_array_equal(got, want)
     # Keras removes the checkpoints once training completes (the folder may stay).
     assert not [f for _, _, files in os.walk(backup) for f in files]
+
+
+@pytest.mark.parametrize("every_s, resumes_at", [(0.0, [2, 3]), (3600.0, [1, 2, 3])])
+def test_a_sparse_backup_resumes_from_the_last_epoch_it_backed_up(tmp_path, every_s,
+                                                                  resumes_at):
+    backup = str(tmp_path / "backup")
+    with pytest.raises(KeyboardInterrupt):
+        _fit_four_epochs(SparseBackup(backup, every_s), _Interrupt(epoch=1))
+    resumed = _Epochs()
+    _fit_four_epochs(SparseBackup(backup, every_s), resumed)
+    # The first epoch is always backed up; the second only once every_s has passed.
+    assert resumed.seen == resumes_at
 
 
 def _epochs(dataset, batches):
@@ -179,7 +191,7 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
                                     custom_config=params.to_custom_config())
     # A Distribution's fields that the callbacks read.
     one_process = types.SimpleNamespace(is_chief=True, global_batch=16, name="default",
-                                        coordinated=False)
+                                        coordinated=False, workers=1)
     callbacks = _callbacks(fn_args, params, Schedule(30, 2, 1), one_process,
                            Phase("train", 0, 30, 1e-3), str(run_dir))
     # Random labels: the model memorizes the training set and validation gets worse.
