@@ -144,8 +144,7 @@ def phases(params: TrainerParams, schedule: Schedule) -> List[Phase]:
 
 # Without early stopping (which reads val_loss every epoch) a phase validates
 # about this many times: on a small set the eval split is a large share of the
-# data, and validating every epoch cost as much as a third of the fit
-# (docs/performance.md).
+# data, and validating every epoch was a large share of the fit (docs/training.md).
 VALIDATIONS = 10
 
 
