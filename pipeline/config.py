@@ -206,8 +206,9 @@ class PipelineConfig:
     label_smoothing: Optional[float] = _field(None, "Label smoothing of the training loss, "
                                               "in [0, 1). Default: planned per model.")
     augment_crop: Optional[int] = _field(None, "Training augmentation: pad images by this many "
-                                         "pixels and crop back at a random offset; 0 turns it "
-                                         "off. Default: planned (2 for the cnn).")
+                                         "pixels and crop back at a random offset (with "
+                                         "--augment-rotate, the warp's largest shift instead); "
+                                         "0 turns it off. Default: planned (2 for the cnn).")
     augment_scale: Optional[float] = _field(None, "Training augmentation: random resized crop "
                                             "keeping at least this share of the image area; 0 "
                                             "turns it off. Default: planned (photos).")
