@@ -106,9 +106,7 @@ def numpy_fit(images, labels, params, epochs: int, steps: int, augment: bool = F
                .shuffle(len(images), seed=params.seed).repeat()
                .batch(plan.global_batch, drop_remainder=True))
     if augment:
-        aug = Augmentation(params.augment_crop, params.augment_flip, params.augment_color,
-                           params.augment_scale)
-        dataset = augment_batches(dataset, aug, params.seed)
+        dataset = augment_batches(dataset, Augmentation.of(params), params.seed)
     dataset = dataset.prefetch(tf.data.AUTOTUNE)
     with plan.strategy.scope():
         model = compile_model(builder(params.model)(images.shape[1:], classes),
@@ -181,8 +179,7 @@ def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
     examples = split_size(uris["examples"], TRAIN)
     dataset = make_dataset([pattern], accessor, tft_output, params.batch_size, True,
                            params.seed, classes,
-                           Augmentation(params.augment_crop, params.augment_flip,
-                                        params.augment_color, params.augment_scale),
+                           Augmentation.of(params),
                            examples, MEMORY if cached else None)
     iterator = iter(dataset)
     # Warm-up: tracing and first reads, and with the cache its whole first pass.
