@@ -161,9 +161,10 @@ def per_class(accuracy: Dict[str, float], overall: float, path: str) -> str:
     return _save(fig, path)
 
 
-def curves(history: Dict[str, Dict[str, List[float]]], path: str,
+def curves(history: Dict[str, Dict[str, Dict[int, float]]], path: str,
            head_epochs: Optional[int] = None) -> str:
-    """Loss and accuracy per epoch, train against validation.
+    """Loss and accuracy per epoch ({epoch: value}, from 1), train against validation,
+    each point at its own epoch: validation may skip some.
 
     `head_epochs`: a two-phase fine-tuning's first phase; a line marks where
     the backbone's top blocks started training.
@@ -171,8 +172,8 @@ def curves(history: Dict[str, Dict[str, List[float]]], path: str,
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, metric in zip(axes, ("loss", "accuracy")):
         for split, style in (("train", "-o"), ("validation", "--s")):
-            values = history.get(split, {}).get(metric, [])
-            ax.plot(range(1, len(values) + 1), values, style, label=split, markersize=3)
+            by_epoch = history.get(split, {}).get(metric, {})
+            ax.plot(list(by_epoch), list(by_epoch.values()), style, label=split, markersize=3)
         if head_epochs:
             ax.axvline(head_epochs + 0.5, color="gray", linestyle=":", label="fine-tune starts")
         ax.set_xlabel("epoch")

@@ -100,9 +100,10 @@ def head_epochs(training: Optional[dict]) -> Optional[int]:
     return len(phases[0]["epoch_seconds"])
 
 
-def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:
-    """{"train"|"validation": {"loss"|"accuracy": per-epoch values}} from the event files."""
-    history: Dict[str, Dict[str, List[float]]] = {}
+def training_history(model_run_uri: str) -> Dict[str, Dict[str, Dict[int, float]]]:
+    """{"train"|"validation": {"loss"|"accuracy": {epoch (from 1): value}}} from the event
+    files: by epoch, because the Trainer may validate only some epochs."""
+    history: Dict[str, Dict[str, Dict[int, float]]] = {}
     for split in ("train", "validation"):
         by_step: Dict[str, Dict[int, float]] = {"loss": {}, "accuracy": {}}
         for path in files.glob(os.path.join(model_run_uri, split, "events.out.*")):
@@ -110,6 +111,6 @@ def training_history(model_run_uri: str) -> Dict[str, Dict[str, List[float]]]:
                 for value in event.summary.value:
                     metric = value.tag[len("epoch_"):]
                     if value.tag.startswith("epoch_") and metric in by_step:
-                        by_step[metric][event.step] = float(tf.make_ndarray(value.tensor))
-        history[split] = {m: [v for _, v in sorted(s.items())] for m, s in by_step.items()}
+                        by_step[metric][event.step + 1] = float(tf.make_ndarray(value.tensor))
+        history[split] = {m: dict(sorted(s.items())) for m, s in by_step.items()}
     return history

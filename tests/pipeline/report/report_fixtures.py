@@ -166,9 +166,10 @@ def write_report(folder: pathlib.Path, summary: dict) -> pathlib.Path:
     charts.confusion(matrix, CLASSES, str(folder / "confusion_matrix.png"))
     charts.per_class(summary["eval"]["per_class"], summary["eval"]["accuracy"],
                      str(folder / "per_class_accuracy.png"))
-    charts.curves({"train": {"loss": [1.2, 0.7, 0.5, 0.4], "accuracy": [0.6, 0.75, 0.82, 0.86]},
-                   "validation": {"loss": [0.9, 0.6, 0.55, 0.5],
-                                  "accuracy": [0.7, 0.79, 0.82, 0.83]}},
+    charts.curves({"train": {"loss": {1: 1.2, 2: 0.7, 3: 0.5, 4: 0.4},
+                             "accuracy": {1: 0.6, 2: 0.75, 3: 0.82, 4: 0.86}},
+                   "validation": {"loss": {1: 0.9, 2: 0.6, 3: 0.55, 4: 0.5},
+                                  "accuracy": {1: 0.7, 2: 0.79, 3: 0.82, 4: 0.83}}},
                   str(folder / "training_curves.png"), 2)
     charts.samples({c: [flower(c, seed=s) / 128.0 - 1 for s in range(6)] for c in CLASSES},
                    str(folder / "transformed_samples.png"))

@@ -31,6 +31,11 @@ def _digits(count, channels=1, seed=0):
     return list(np.random.default_rng(seed).integers(0, 255, (count, 12, 12, channels)))
 
 
+def _by_epoch(**metrics):
+    """{metric: {epoch from 1: value}} from per-epoch lists."""
+    return {name: dict(enumerate(values, 1)) for name, values in metrics.items()}
+
+
 def test_gallery_marks_only_wrong_predictions_in_red(tmp_path):
     images, truth = _digits(6), ["a", "b", "c", "a", "b", "c"]
     right = charts.gallery(images, truth, truth, str(tmp_path / "right.png"))
@@ -58,8 +63,8 @@ def test_confusion_per_class_and_curves_render(tmp_path):
     assert red_pixels(bars) > 100  # class "2" is below the overall line
     above = charts.per_class({"0": 0.9, "1": 1.0}, 0.8, str(tmp_path / "above.png"))
     assert red_pixels(above) == 0  # red marks only the classes below the line
-    history = {"train": {"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]},
-               "validation": {"loss": [0.8, 0.6, 0.5], "accuracy": [0.6, 0.7, 0.8]}}
+    history = {"train": _by_epoch(loss=[1.0, 0.5, 0.3], accuracy=[0.5, 0.8, 0.9]),
+               "validation": _by_epoch(loss=[0.8, 0.6, 0.5], accuracy=[0.6, 0.7, 0.8])}
     assert_real_picture(charts.curves(history, str(tmp_path / "t.png")))
 
 
@@ -70,9 +75,28 @@ def test_two_phase_curves_mark_where_fine_tuning_starts(tmp_path):
     assert head_epochs(training) == 2
     assert head_epochs({"phases": [{"phase": "train", "epoch_seconds": [1.0]}]}) is None
     assert head_epochs(None) is None
-    history = {"train": {"loss": [1.0, 0.8, 0.5, 0.4, 0.3], "accuracy": [0.5] * 5},
-               "validation": {"loss": [0.9, 0.7, 0.6, 0.5, 0.5], "accuracy": [0.6] * 5}}
+    history = {"train": _by_epoch(loss=[1.0, 0.8, 0.5, 0.4, 0.3], accuracy=[0.5] * 5),
+               "validation": _by_epoch(loss=[0.9, 0.7, 0.6, 0.5, 0.5], accuracy=[0.6] * 5)}
     plain = charts.curves(history, str(tmp_path / "plain.png"))
     marked = charts.curves(history, str(tmp_path / "marked.png"), head_epochs(training))
     assert_real_picture(marked)
     assert open(plain, "rb").read() != open(marked, "rb").read()
+
+
+def test_the_history_keeps_each_value_at_its_epoch_when_validation_skips_some(tmp_path):
+    import tensorflow as tf
+    from pipeline.report.collect import training_history
+    for split, epochs in (("train", range(6)), ("validation", (0, 3, 5))):
+        with tf.summary.create_file_writer(str(tmp_path / split)).as_default():
+            for epoch in epochs:  # Keras' TensorBoard writes epoch summaries at step = epoch
+                tf.summary.scalar("epoch_loss", 1.0 / (epoch + 1), step=epoch)
+                tf.summary.scalar("epoch_accuracy", epoch / 10, step=epoch)
+    history = training_history(str(tmp_path))
+    assert list(history["train"]["loss"]) == [1, 2, 3, 4, 5, 6]
+    assert history["validation"]["accuracy"] == pytest.approx({1: 0.0, 4: 0.3, 6: 0.5})
+    sparse = charts.curves(history, str(tmp_path / "sparse.png"))
+    packed = {"train": history["train"],
+              "validation": {m: dict(enumerate(v.values(), 1))
+                             for m, v in history["validation"].items()}}
+    assert open(sparse, "rb").read() != open(charts.curves(
+        packed, str(tmp_path / "packed.png")), "rb").read()
