@@ -265,7 +265,7 @@ class PipelineConfig:
 
     def __post_init__(self):
         """Fail at construction, naming the flag, rather than three components later."""
-        unset = lambda name: getattr(self, name) is None  # noqa: E731  (planned later)
+        unset = self._unset
         checks = [
             ("batch_size", unset("batch_size") or self.batch_size >= 1, "must be >= 1"),
             ("epochs", unset("epochs") or self.epochs >= 1, "must be >= 1"),
@@ -310,9 +310,13 @@ class PipelineConfig:
             name, rule = problems[0]
             raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {getattr(self, name)}")
 
+    def _unset(self, name: str) -> bool:
+        """Whether flag `name` was left unset: the plan fills it later."""
+        return getattr(self, name) is None
+
     def _augment_checks(self):
         """The --augment-* flags' (name, ok, rule) checks; unset ones are planned later."""
-        unset = lambda name: getattr(self, name) is None  # noqa: E731
+        unset = self._unset
         return [
             ("augment_crop", unset("augment_crop") or self.augment_crop >= 0, "must be >= 0"),
             ("augment_scale", unset("augment_scale") or 0 <= self.augment_scale <= 1,
