@@ -1,6 +1,7 @@
 """`imagepipe run` end to end, as a subprocess, on 100 real digits; then again, cached."""
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -286,6 +287,31 @@ def test_the_run_writes_a_report_with_every_picture(two_runs):
         assert f'src="{name}.png"' in page
         with Image.open(report / f"{name}.png") as image:
             assert image.size[0] > 300 and len(image.convert("RGB").getcolors(1 << 20)) > 20
+
+
+def test_the_gallery_uses_the_audits_predictions_which_agree_with_the_model(two_runs,
+                                                                            tmp_path):
+    from pipeline.config import PipelineConfig
+    from pipeline.report import collect
+    out, first, _, _, _ = two_runs
+    uris = collect.artifact_uris(PipelineConfig(output=str(out)))
+    examples = first["data"]["examples_uri"]
+    records = collect.eval_records(examples)
+    audited = collect.audited_predictions(examples, uris["ModelBlessing"])
+    by_model = collect._model_predictions(uris["Model"], records)
+    assert audited is not None and len(audited[0]) == len(records) > 10
+    assert audited[0] == by_model[0]
+    np.testing.assert_array_equal(audited[1], by_model[1])
+    np.testing.assert_array_equal(audited[2], by_model[2])
+    # A reference that does not match the examples read now is not used.
+    reference = tmp_path / "monitoring" / "reference.json"
+    reference.parent.mkdir()
+    content = json.loads((pathlib.Path(uris["ModelBlessing"]) / "monitoring"
+                          / "reference.json").read_text())
+    content["eval"]["label"] = content["eval"]["label"][1:]
+    reference.write_text(json.dumps(content))
+    assert collect.audited_predictions(examples, str(tmp_path)) is None
+    assert collect.audited_predictions(examples, str(tmp_path / "none")) is None
 
 
 def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):

@@ -84,8 +84,8 @@ def _draw(collect, summary: dict, uris: Dict[str, str], path) -> None:
     data, evaluation = summary["data"], summary["eval"]
     classes = data["classes"]
     records = collect.eval_records(data["examples_uri"])
-    charts.gallery(*collect.gallery_inputs(uris["Model"], uris["TransformGraph"], records,
-                                           classes), path(PNGS[0]))
+    charts.gallery(*collect.gallery_inputs(uris, data["examples_uri"], records, classes),
+                   path(PNGS[0]))
     _remove(path(PNGS[1]))
     if evaluation["confusion_matrix"] is not None and len(classes) <= charts.MAX_CHART_CLASSES:
         charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))

@@ -1,33 +1,40 @@
 """What the report shows, read back from a finished run: its artifacts, not the runner's memory.
 
-The gallery uses the Trainer's model (blessed or not) on the eval split; the
-samples go through the run's own Transform graph; the curves come from the
-Trainer's TensorBoard event files.
+The gallery shows eval images as the Evaluator's audit predicted them (the
+monitoring reference it writes into its blessing, blessed or not), so that
+the report does not load the model and predict the split again; a run
+without one (its Evaluator did not run) has them predicted by the Trainer's
+model. The samples go through the run's own Transform graph; the curves come
+from the Trainer's TensorBoard event files.
 """
+import json
 import os
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 
-from components.common.contract import (EVAL, IMAGE_KEY, LABEL_KEY, TRAINER_ID, TRANSFORM_ID,
-                                        split_dir)
+from components.common.contract import (EVAL, EVALUATOR_ID, IMAGE_KEY, LABEL_KEY,
+                                        MONITOR_REFERENCE_FILE, MONITORING_DIR, TRAINER_ID,
+                                        TRANSFORM_ID, split_dir)
 from components.common.storage import files
 from pipeline.report import metadata
 from pipeline.config import PipelineConfig
 
-MAX_EVAL = 512  # eval images predicted for the gallery: enough to find mistakes, quick
+MAX_EVAL = 512  # eval images read for the samples (and predicted for a gallery without the
+# audit's predictions): enough to find mistakes, quick
 GALLERY = 32
 SAMPLES_PER_CLASS = 6
 MAX_SAMPLE_CLASSES = 20
 
 
 def artifact_uris(config: PipelineConfig) -> Dict[str, str]:
-    """{artifact type name: uri} of the latest run's Trainer and Transform outputs."""
+    """{artifact type name: uri} of the latest run's Transform, Trainer and Evaluator
+    outputs."""
     store = metadata.open_store(config)
     nodes = metadata.latest_run(store, config.pipeline_name)
     uris = {}
-    for node in (TRANSFORM_ID, TRAINER_ID):
+    for node in (TRANSFORM_ID, TRAINER_ID, EVALUATOR_ID):
         if node in nodes:
             uris.update({name: artifact.uri for name, artifact in
                          metadata.outputs(store, nodes[node]).items()})
@@ -47,28 +54,54 @@ def _parse(records: List[bytes]) -> Tuple[List[bytes], np.ndarray]:
     return list(parsed[IMAGE_KEY].numpy()), parsed[LABEL_KEY].numpy()
 
 
-def gallery_inputs(model_uri: str, transform_uri: str, records: List[bytes],
-                   classes: List[str]) -> Tuple[List[np.ndarray], List[str], List[str]]:
-    """(images, actual, predicted) for up to GALLERY eval images, mistakes first.
+def audited_predictions(examples_uri: str, blessing_uri: Optional[str]
+                        ) -> Optional[Tuple[List[bytes], np.ndarray, np.ndarray]]:
+    """(encoded images, labels, predicted class ids) of the eval examples the Evaluator's
+    audit read, from the monitoring reference it wrote; None when there is none, or when
+    the examples read now are not the ones it predicted."""
+    from components.image_evaluator.audit.examples import read_eval_examples
+    path = blessing_uri and os.path.join(blessing_uri, MONITORING_DIR, MONITOR_REFERENCE_FILE)
+    if not path or not files.exists(path):
+        return None
+    audited = json.loads(files.read_text(path))["eval"]
+    examples = read_eval_examples(examples_uri)  # the audit's reader: the same examples
+    if list(examples.labels) != audited["label"]:
+        return None
+    return examples.encoded, examples.labels, np.asarray(audited["predicted"], np.int64)
 
-    Each image is shown at the model's input size, as it saw it (before
-    normalization): decoded at full size, 32 camera photos would take
-    gigabytes of pixels and a larger canvas still.
-    """
-    import tensorflow_transform as tft
-    from components.common.images import decode_images
-    from components.common.contract import IMAGE_XF, SERVING_DEFAULT
+
+def _model_predictions(model_uri: str, records: List[bytes]
+                       ) -> Tuple[List[bytes], np.ndarray, np.ndarray]:
+    """(encoded images, labels, predicted class ids) of `records`, by the Trainer's model."""
+    from components.common.contract import SERVING_DEFAULT
     from tfx.utils import path_utils
     serve = tf.saved_model.load(path_utils.serving_model_dir(model_uri)).signatures[
         SERVING_DEFAULT]
     predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
                                 .numpy() for i in range(0, len(records), 64)])
     encoded, labels = _parse(records)
+    return encoded, labels, predicted
+
+
+def gallery_inputs(uris: Dict[str, str], examples_uri: str, records: List[bytes],
+                   classes: List[str]) -> Tuple[List[np.ndarray], List[str], List[str]]:
+    """(images, actual, predicted) for up to GALLERY eval images, mistakes first.
+
+    `uris`: artifact_uris(); the predictions are the audit's (audited_predictions),
+    else the model's on `records`. Each image is shown at the model's input size, as
+    it saw it (before normalization): decoded at full size, 32 camera photos would
+    take gigabytes of pixels and a larger canvas still.
+    """
+    import tensorflow_transform as tft
+    from components.common.images import decode_images
+    from components.common.contract import IMAGE_XF
+    encoded, labels, predicted = (audited_predictions(examples_uri, uris.get("ModelBlessing"))
+                                  or _model_predictions(uris["Model"], records))
     wrong = [i for i in range(len(labels)) if predicted[i] != labels[i]]
     right = [i for i in range(len(labels)) if predicted[i] == labels[i]]
     chosen = sorted(wrong[:GALLERY // 2] + right[:GALLERY - len(wrong[:GALLERY // 2])])
-    size, _, channels = tft.TFTransformOutput(transform_uri).transformed_feature_spec()[
-        IMAGE_XF].shape
+    size, _, channels = tft.TFTransformOutput(uris["TransformGraph"]).transformed_feature_spec(
+    )[IMAGE_XF].shape
     images = list(decode_images(tf.constant([encoded[i] for i in chosen], tf.string),
                                 size, channels).numpy())
     return (images, [classes[labels[i]] for i in chosen],
