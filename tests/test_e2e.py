@@ -297,21 +297,22 @@ def test_the_gallery_uses_the_audits_predictions_which_agree_with_the_model(two_
     uris = collect.artifact_uris(PipelineConfig(output=str(out)))
     examples = first["data"]["examples_uri"]
     records = collect.eval_records(examples)
-    audited = collect.audited_predictions(examples, uris["ModelBlessing"])
-    by_model = collect._model_predictions(uris["Model"], records)
-    assert audited is not None and len(audited[0]) == len(records) > 10
-    assert audited[0] == by_model[0]
-    np.testing.assert_array_equal(audited[1], by_model[1])
-    np.testing.assert_array_equal(audited[2], by_model[2])
-    # A reference that does not match the examples read now is not used.
-    reference = tmp_path / "monitoring" / "reference.json"
-    reference.parent.mkdir()
+    audited = collect.audited_predictions(examples, uris["ModelBlessing"], records)
+    assert audited is not None and len(audited) == len(records) > 10
+    np.testing.assert_array_equal(audited, collect._model_predictions(uris["Model"], records))
+    # Not used: a reference whose labels are not the records', one that sampled a larger
+    # split (its count is not the split's), and a missing one.
     content = json.loads((pathlib.Path(uris["ModelBlessing"]) / "monitoring"
                           / "reference.json").read_text())
-    content["eval"]["label"] = content["eval"]["label"][1:]
+    reference = tmp_path / "monitoring" / "reference.json"
+    reference.parent.mkdir()
+    for changed in ({"label": content["eval"]["label"][1:]},
+                    {"count": content["eval"]["count"] + 1}):
+        reference.write_text(json.dumps({**content, "eval": {**content["eval"], **changed}}))
+        assert collect.audited_predictions(examples, str(tmp_path), records) is None
     reference.write_text(json.dumps(content))
-    assert collect.audited_predictions(examples, str(tmp_path)) is None
-    assert collect.audited_predictions(examples, str(tmp_path / "none")) is None
+    assert collect.audited_predictions(examples, str(tmp_path), records) is not None
+    assert collect.audited_predictions(examples, str(tmp_path / "none"), records) is None
 
 
 def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):

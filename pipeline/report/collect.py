@@ -1,11 +1,11 @@
 """What the report shows, read back from a finished run: its artifacts, not the runner's memory.
 
-The gallery shows eval images as the Evaluator's audit predicted them (the
-monitoring reference it writes into its blessing, blessed or not), so that
-the report does not load the model and predict the split again; a run
-without one (its Evaluator did not run) has them predicted by the Trainer's
-model. The samples go through the run's own Transform graph; the curves come
-from the Trainer's TensorBoard event files.
+The gallery shows the first eval images as the Evaluator's audit predicted
+them (the monitoring reference it writes into its blessing, blessed or not),
+so that the report does not load the model and predict them again. Where
+the audit read a sample spread over a larger split, or the run has no
+reference, the Trainer's model predicts them. The samples go through the run's
+own Transform graph; the curves come from the Trainer's TensorBoard event files.
 """
 import json
 import os
@@ -16,13 +16,12 @@ import tensorflow as tf
 
 from components.common.contract import (EVAL, EVALUATOR_ID, IMAGE_KEY, LABEL_KEY,
                                         MONITOR_REFERENCE_FILE, MONITORING_DIR, TRAINER_ID,
-                                        TRANSFORM_ID, split_dir)
+                                        TRANSFORM_ID, split_dir, split_size)
 from components.common.storage import files
 from pipeline.report import metadata
 from pipeline.config import PipelineConfig
 
-MAX_EVAL = 512  # eval images read for the samples (and predicted for a gallery without the
-# audit's predictions): enough to find mistakes, quick
+MAX_EVAL = 512  # eval images for the gallery and the samples: enough to find mistakes, quick
 GALLERY = 32
 SAMPLES_PER_CLASS = 6
 MAX_SAMPLE_CLASSES = 20
@@ -54,49 +53,48 @@ def _parse(records: List[bytes]) -> Tuple[List[bytes], np.ndarray]:
     return list(parsed[IMAGE_KEY].numpy()), parsed[LABEL_KEY].numpy()
 
 
-def audited_predictions(examples_uri: str, blessing_uri: Optional[str]
-                        ) -> Optional[Tuple[List[bytes], np.ndarray, np.ndarray]]:
-    """(encoded images, labels, predicted class ids) of the eval examples the Evaluator's
-    audit read, from the monitoring reference it wrote; None when there is none, or when
-    the examples read now are not the ones it predicted."""
-    from components.image_evaluator.audit.examples import read_eval_examples
+def audited_predictions(examples_uri: str, blessing_uri: Optional[str],
+                        records: List[bytes]) -> Optional[np.ndarray]:
+    """The class ids the Evaluator's audit predicted for `records` (the eval split's first
+    ones), from the monitoring reference it wrote; None when there is none, or when the
+    audit read a sample spread over the split, whose entries are other records."""
     path = blessing_uri and os.path.join(blessing_uri, MONITORING_DIR, MONITOR_REFERENCE_FILE)
     if not path or not files.exists(path):
         return None
     audited = json.loads(files.read_text(path))["eval"]
-    examples = read_eval_examples(examples_uri)  # the audit's reader: the same examples
-    if list(examples.labels) != audited["label"]:
+    _, labels = _parse(records)
+    if (audited["count"] != split_size(examples_uri, EVAL)
+            or audited["label"][:len(labels)] != [int(label) for label in labels]):
         return None
-    return examples.encoded, examples.labels, np.asarray(audited["predicted"], np.int64)
+    return np.asarray(audited["predicted"][:len(labels)], np.int64)
 
 
-def _model_predictions(model_uri: str, records: List[bytes]
-                       ) -> Tuple[List[bytes], np.ndarray, np.ndarray]:
-    """(encoded images, labels, predicted class ids) of `records`, by the Trainer's model."""
+def _model_predictions(model_uri: str, records: List[bytes]) -> np.ndarray:
+    """The class ids the Trainer's model predicts for `records`."""
     from components.common.contract import SERVING_DEFAULT
     from tfx.utils import path_utils
     serve = tf.saved_model.load(path_utils.serving_model_dir(model_uri)).signatures[
         SERVING_DEFAULT]
-    predicted = np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
-                                .numpy() for i in range(0, len(records), 64)])
-    encoded, labels = _parse(records)
-    return encoded, labels, predicted
+    return np.concatenate([serve(examples=tf.constant(records[i:i + 64]))["class_id"]
+                           .numpy() for i in range(0, len(records), 64)])
 
 
 def gallery_inputs(uris: Dict[str, str], examples_uri: str, records: List[bytes],
                    classes: List[str]) -> Tuple[List[np.ndarray], List[str], List[str]]:
     """(images, actual, predicted) for up to GALLERY eval images, mistakes first.
 
-    `uris`: artifact_uris(); the predictions are the audit's (audited_predictions),
-    else the model's on `records`. Each image is shown at the model's input size, as
-    it saw it (before normalization): decoded at full size, 32 camera photos would
-    take gigabytes of pixels and a larger canvas still.
+    `uris`: artifact_uris(); `records`: the split's first ones (eval_records). The
+    predictions are the audit's (audited_predictions), else the model's. Each image is
+    shown at the model's input size, as it saw it (before normalization): decoded at
+    full size, 32 camera photos would take gigabytes of pixels and a larger canvas still.
     """
     import tensorflow_transform as tft
     from components.common.images import decode_images
     from components.common.contract import IMAGE_XF
-    encoded, labels, predicted = (audited_predictions(examples_uri, uris.get("ModelBlessing"))
-                                  or _model_predictions(uris["Model"], records))
+    predicted = audited_predictions(examples_uri, uris.get("ModelBlessing"), records)
+    if predicted is None:
+        predicted = _model_predictions(uris["Model"], records)
+    encoded, labels = _parse(records)
     wrong = [i for i in range(len(labels)) if predicted[i] != labels[i]]
     right = [i for i in range(len(labels)) if predicted[i] == labels[i]]
     chosen = sorted(wrong[:GALLERY // 2] + right[:GALLERY - len(wrong[:GALLERY // 2])])
