@@ -297,7 +297,8 @@ def test_the_gallery_uses_the_audits_predictions_which_agree_with_the_model(two_
     uris = collect.artifact_uris(PipelineConfig(output=str(out)))
     examples = first["data"]["examples_uri"]
     records = collect.eval_records(examples)
-    audited = collect.audited_predictions(examples, uris["ModelBlessing"], records)
+    labels = collect._parse(records)[1]
+    audited = collect.audited_predictions(examples, uris["ModelBlessing"], labels)
     assert audited is not None and len(audited) == len(records) > 10
     np.testing.assert_array_equal(audited, collect._model_predictions(uris["Model"], records))
     # Not used: a reference whose labels are not the records', one that sampled a larger
@@ -309,10 +310,10 @@ def test_the_gallery_uses_the_audits_predictions_which_agree_with_the_model(two_
     for changed in ({"label": content["eval"]["label"][1:]},
                     {"count": content["eval"]["count"] + 1}):
         reference.write_text(json.dumps({**content, "eval": {**content["eval"], **changed}}))
-        assert collect.audited_predictions(examples, str(tmp_path), records) is None
+        assert collect.audited_predictions(examples, str(tmp_path), labels) is None
     reference.write_text(json.dumps(content))
-    assert collect.audited_predictions(examples, str(tmp_path), records) is not None
-    assert collect.audited_predictions(examples, str(tmp_path / "none"), records) is None
+    assert collect.audited_predictions(examples, str(tmp_path), labels) is not None
+    assert collect.audited_predictions(examples, str(tmp_path / "none"), labels) is None
 
 
 def test_a_cached_rerun_rewrites_the_report_page_but_redraws_nothing(two_runs):

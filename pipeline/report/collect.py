@@ -54,15 +54,15 @@ def _parse(records: List[bytes]) -> Tuple[List[bytes], np.ndarray]:
 
 
 def audited_predictions(examples_uri: str, blessing_uri: Optional[str],
-                        records: List[bytes]) -> Optional[np.ndarray]:
-    """The class ids the Evaluator's audit predicted for `records` (the eval split's first
-    ones), from the monitoring reference it wrote; None when there is none, or when the
-    audit read a sample spread over the split, whose entries are other records."""
+                        labels: np.ndarray) -> Optional[np.ndarray]:
+    """The class ids the Evaluator's audit predicted for the eval split's first records,
+    whose `labels` the caller parsed, from the monitoring reference it wrote; None when
+    there is none, or when the audit read a sample spread over the split, whose entries
+    are other records."""
     path = blessing_uri and os.path.join(blessing_uri, MONITORING_DIR, MONITOR_REFERENCE_FILE)
     if not path or not files.exists(path):
         return None
     audited = json.loads(files.read_text(path))["eval"]
-    _, labels = _parse(records)
     if (audited["count"] != split_size(examples_uri, EVAL)
             or audited["label"][:len(labels)] != [int(label) for label in labels]):
         return None
@@ -91,10 +91,10 @@ def gallery_inputs(uris: Dict[str, str], examples_uri: str, records: List[bytes]
     import tensorflow_transform as tft
     from components.common.images import decode_images
     from components.common.contract import IMAGE_XF
-    predicted = audited_predictions(examples_uri, uris.get("ModelBlessing"), records)
+    encoded, labels = _parse(records)
+    predicted = audited_predictions(examples_uri, uris.get("ModelBlessing"), labels)
     if predicted is None:
         predicted = _model_predictions(uris["Model"], records)
-    encoded, labels = _parse(records)
     wrong = [i for i in range(len(labels)) if predicted[i] != labels[i]]
     right = [i for i in range(len(labels)) if predicted[i] == labels[i]]
     chosen = sorted(wrong[:GALLERY // 2] + right[:GALLERY - len(wrong[:GALLERY // 2])])
