@@ -128,10 +128,14 @@ def _log(logs: str, name: str) -> str:
 
 def _start(position: int, name: str, config: str, argv: List[str],
            logs: str) -> subprocess.Popen:
+    # Its own TMPDIR inside the logs' folder: a task that is killed or stopped never runs
+    # its exit handlers, and what it wrote to temp (TF's autograph sources) would stay.
+    scratch = os.path.join(logs, name.replace(" ", "-") + "-tmp")
+    os.mkdir(scratch)
     log = open(_log(logs, name), "wb")
     with log:  # the child keeps its own descriptor
         process = subprocess.Popen(
-            argv, env={**os.environ, "TF_CONFIG": config}, stderr=log,
+            argv, env={**os.environ, "TF_CONFIG": config, "TMPDIR": scratch}, stderr=log,
             stdout=None if position == 0 else log, start_new_session=True)
     process.task_name = name
     return process

@@ -1,7 +1,9 @@
 """The local launcher: distinct loopback ports, one task each, and every worker reaped."""
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -67,3 +69,16 @@ def test_with_parameter_servers_the_run_ends_with_the_chief(tmp_path):
     finally:
         launcher.stop([chief, server])
     assert server.returncode is not None
+
+
+@pytest.mark.integration  # real task processes
+def test_a_killed_tasks_temp_files_go_with_the_run(tmp_path):
+    # The task writes a temp file, as TF's autograph does, and is killed before its exit
+    # handlers could remove it: the file was in the run's own folder, removed with it.
+    report = tmp_path / "temp.txt"
+    code = ("import os, sys, tempfile; f = tempfile.NamedTemporaryFile(delete=False); "
+            f"open({str(report)!r}, 'w').write(f.name); os._exit(5)")
+    with pytest.raises(RuntimeError, match=r"worker 0 \(of 1 tasks\) failed \(exit code 5\)"):
+        launcher.run_tasks([("worker 0", "{}", [sys.executable, "-c", code])], everyone=True)
+    left = report.read_text()
+    assert os.path.dirname(left) != tempfile.gettempdir() and not os.path.exists(left)
