@@ -178,20 +178,24 @@ def saved_model_probabilities(saved_model_dir: str, pixels: np.ndarray,
                            .numpy() for i in range(0, len(pixels), batch)])
 
 
-def parity(saved_model_dir, model: bytes,
-           batches: Iterable[Tuple[np.ndarray, np.ndarray]], tolerance: float) -> Dict[str, object]:
+def parity(saved_model_dir, model: bytes, batches: Iterable[Tuple[np.ndarray, np.ndarray]],
+           tolerance: float, known: Optional[List[np.ndarray]] = None) -> Dict[str, object]:
     """Accuracy of both on the same (pixels, labels) batches; `ok` if TFLite loses <= `tolerance`.
 
     Streams: one batch of pixels is in memory at a time. Holding the whole eval
     split as float32 made the Pusher's peak grow with the data
-    (docs/performance.md).
+    (docs/performance.md). `known`: a list that the first call on these batches
+    fills with the SavedModel's classes per batch, and later calls (the fallback
+    conversions) read instead of predicting again.
     """
-    serve = loaded_model(saved_model_dir).signatures[SIGNATURE]
+    serve = None if known else loaded_model(saved_model_dir).signatures[SIGNATURE]
+    known = [] if known is None else known
     runner = Runner(model)
     right, count = {"saved_model": 0, "tflite": 0}, 0
-    for pixels, labels in batches:
-        predicted = serve(pixels=tf.constant(pixels))["probabilities"].numpy().argmax(-1)
-        right["saved_model"] += int(np.sum(predicted == labels))
+    for index, (pixels, labels) in enumerate(batches):
+        if serve is not None:
+            known.append(serve(pixels=tf.constant(pixels))["probabilities"].numpy().argmax(-1))
+        right["saved_model"] += int(np.sum(known[index] == labels))
         right["tflite"] += int(np.sum(runner(pixels)["probabilities"].argmax(-1) == labels))
         count += len(labels)
     accuracy = {name: value / count if count else float("nan") for name, value in right.items()}

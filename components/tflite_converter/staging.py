@@ -47,10 +47,10 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
     loaded = tflite.loaded_model(saved_model_dir)
     extra = os.path.join(saved_model_dir, ASSETS_EXTRA)
     names = read_labels(os.path.join(extra, LABELS_FILE))
-    tried = []
+    tried, known = [], []  # known: the SavedModel's classes, predicted once for all attempts
     for quantize in fallbacks(settings.quantize):
         model, metadata, parity = _attempt(loaded, examples_uri, settings, quantize, names,
-                                           source)
+                                           source, known)
         tried.append({"quantize": quantize, "tflite_accuracy": parity["tflite_accuracy"],
                       "drop": parity["drop"]})
         if parity["ok"]:
@@ -68,7 +68,7 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
 
 
 def _attempt(loaded, examples_uri: str, settings: TFLiteSettings, quantize: str,
-             names: List[str], source: str):
+             names: List[str], source: str, known: List):
     """(the file, its metadata record, its parity) for one conversion."""
     size, _, channels = tflite.input_shape(loaded)
     representative: Optional = None
@@ -80,7 +80,7 @@ def _attempt(loaded, examples_uri: str, settings: TFLiteSettings, quantize: str,
         settings.model_name, source, quantize, channels)
     # The gate runs the file that ships, metadata included.
     parity = tflite.parity(loaded, model, tflite.split_batches(
-        split_dir(examples_uri, EVAL), size, channels), settings.parity_tolerance)
+        split_dir(examples_uri, EVAL), size, channels), settings.parity_tolerance, known)
     return model, metadata, parity
 
 

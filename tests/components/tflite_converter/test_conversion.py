@@ -106,6 +106,19 @@ def test_the_gate_refuses_a_conversion_that_classifies_worse(trained, tmp_path):
     assert not result["ok"] and result["drop"] > 0.01
 
 
+def test_a_fallback_reuses_the_saved_models_classes_from_the_first_attempt(trained, tmp_path):
+    pixels, labels = _data()
+    batches = [(pixels[:40], labels[:40]), (pixels[40:], labels[40:])]
+    known = []
+    first = tflite.parity(trained, tflite.convert(trained, "float16"), batches, 0.01, known)
+    assert [len(k) for k in known] == [40, len(pixels) - 40]
+    # No SavedModel is loaded the second time: its folder may as well be gone.
+    second = tflite.parity(str(tmp_path / "absent"), tflite.convert(trained, "none"), batches,
+                           0.01, known)
+    assert second["saved_model_accuracy"] == first["saved_model_accuracy"] > 0.9
+    assert len(known) == 2 and second["ok"]
+
+
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="--quantize must be one of none, dynamic"):
         tflite.convert("unused", "int4")
