@@ -182,6 +182,8 @@ def test_tflite_is_pushed_beside_the_saved_model_after_its_gate(two_runs):
     pushed = first["pushed"]
     assert pushed["tflite"] == str(out / "tflite" / "imagepipe" / str(pushed["version"]))
     assert pushed["tflite_gate"]["ok"] and pushed["tflite_gate"]["drop"] <= 0.0
+    # The gate records each conversion it tried, the one written last.
+    assert pushed["tflite_gate"]["tried"][-1]["quantize"] == pushed["tflite_gate"]["quantize"]
     assert sorted(os.listdir(pushed["tflite"])) == ["labels.txt", "model.tflite",
                                                     "model_card.html", "model_card.json",
                                                     "model_info.json"]

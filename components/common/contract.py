@@ -114,9 +114,6 @@ MODEL_CARD_KEY = "model_card"  # ModelCardGenerator's: a File holding model_card
 CONVERTED_PROPERTY, WRITTEN_PROPERTY, REASON_PROPERTY = "converted", "written", "reason"
 TFLITE_PARITY_PROPERTY, TFLITE_METADATA_PROPERTY = "tflite_parity", "tflite_metadata"
 QUANTIZE_PROPERTY = "quantize"
-# The TFLite verdict's reason for a file that passed; "<conversion> TFLITE_PASSED where ..."
-# when the one asked for lost too much and a heavier one shipped (the console says so).
-TFLITE_PASSED = "passed the parity gate"
 # The InfraValidator's: the check's figures as JSON, and InfraValidator's own flag for
 # a blessing that holds the stamped model (tfx/components/infra_validator/executor.py).
 SERVING_CHECK_PROPERTY, INFRA_MODEL_FLAG = "serving_check", "has_model"

@@ -72,6 +72,8 @@ def _record(output: types.Artifact, result: dict) -> None:
     output.set_int_custom_property(CONVERTED_PROPERTY, int(bool(result["converted"])))
     output.set_string_custom_property(REASON_PROPERTY, result["reason"])
     if result.get("parity") is not None:
-        output.set_string_custom_property(TFLITE_PARITY_PROPERTY, json.dumps(result["parity"]))
+        # With each conversion tried, so that readers see a fallback without parsing the reason.
+        output.set_string_custom_property(TFLITE_PARITY_PROPERTY, json.dumps(
+            {**result["parity"], "tried": result.get("tried") or []}))
     if result.get("metadata") is not None:
         output.set_string_custom_property(TFLITE_METADATA_PROPERTY, json.dumps(result["metadata"]))

@@ -1,7 +1,7 @@
 """The lines a run prints about its summary: a few for humans; summary.json has the rest."""
 from typing import List, Optional
 
-from components.common.contract import BASELINE_ID, TFLITE_PASSED, WARM_START_ID
+from components.common.contract import BASELINE_ID, WARM_START_ID
 from modules.tuning.choice import describe
 from pipeline.report.verdicts import FAIL, Verdict, accuracy_text, audit_verdicts, serving
 
@@ -59,8 +59,7 @@ def _tflite_line(pushed: dict) -> List[str]:
     gate = pushed.get("tflite_gate") or {}
     if pushed.get("tflite"):
         # The conversion asked for lost too much on the eval split: which one shipped, and why.
-        fell_back = gate.get("reason") if f"{TFLITE_PASSED} where" in str(
-            gate.get("reason")) else None
+        fell_back = gate.get("reason") if len(gate.get("tried") or []) > 1 else None
         return [f"tflite    {pushed['tflite']}" + (f" ({fell_back})" if fell_back else "")]
     if gate and not gate.get("ok"):
         return [f"tflite    not pushed: {gate.get('reason')}"]

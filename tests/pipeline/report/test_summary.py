@@ -96,7 +96,8 @@ def test_the_tflite_line_names_the_version_or_the_converters_refusal_only():
     assert _tflite_lines({"serving": "/s/1", "tflite": "/t/1",
                           "tflite_gate": {"ok": True, "reason": "passed"}}) == ["tflite    /t/1"]
     fell_back = {"ok": True, "quantize": "dynamic", "reason": "dynamic passed the parity gate "
-                 "where int8 lost 0.0123 of eval accuracy (0.8137), more than 0.01"}
+                 "where int8 lost 0.0123 of eval accuracy (0.8137), more than 0.01",
+                 "tried": [{"quantize": "int8"}, {"quantize": "dynamic"}]}
     assert _tflite_lines({"serving": "/s/1", "tflite": "/t/1", "tflite_gate": fell_back}) == [
         f"tflite    /t/1 ({fell_back['reason']})"]
     refused = {"ok": False, "reason": "TFLite accuracy 0.5 is more than 0.01 below"}
