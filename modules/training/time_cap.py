@@ -45,10 +45,16 @@ class EpochClock(keras.callbacks.Callback):
 
 
 def first_and_steady(seconds: List[float]) -> Tuple[float, float]:
-    """(the first epoch's seconds, the mean of the later ones'); needs two epochs."""
+    """(the first epoch's seconds, the fastest of the later ones'); needs two epochs.
+
+    The fastest, not the mean: other work on the host only slows an epoch, so of
+    the two or three timed the slower ones carry more of it than the rest of the fit
+    averages, and the mean gave away epochs that would have fit (docs/training.md).
+    An estimate too low is what FitTimeCap's recheck corrects.
+    """
     if len(seconds) < 2:
         raise ValueError(f"needs at least 2 timed epochs, got {len(seconds)}")
-    return seconds[0], sum(seconds[1:]) / len(seconds[1:])
+    return seconds[0], min(seconds[1:])
 
 
 def affordable_epochs(cap_s: float, first_s: float, steady_s: float, planned: int) -> int:

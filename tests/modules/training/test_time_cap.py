@@ -24,8 +24,9 @@ def test_the_first_epoch_is_counted_once_and_the_steady_ones_project_the_rest():
     assert affordable_epochs(5, 10, 2, planned=40) == 1  # never none
 
 
-def test_steady_is_the_mean_of_the_epochs_after_the_first():
-    assert first_and_steady([2.7, 0.5, 0.54]) == (2.7, pytest.approx(0.52))
+def test_steady_is_the_fastest_of_the_epochs_after_the_first():
+    # The second epoch was slowed by other work: the third is the estimate.
+    assert first_and_steady([21.3, 15.4, 13.6]) == (21.3, 13.6)
     with pytest.raises(ValueError):
         first_and_steady([2.7])
 
