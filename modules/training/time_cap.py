@@ -50,7 +50,8 @@ def first_and_steady(seconds: List[float]) -> Tuple[float, float]:
     The fastest, not the mean: other work on the host only slows an epoch, so of
     the two or three timed the slower ones carry more of it than the rest of the fit
     averages, and the mean gave away epochs that would have fit (docs/training.md).
-    An estimate too low is what FitTimeCap's recheck corrects.
+    An estimate too low is what FitTimeCap's recheck corrects, where later epochs run
+    much slower than the timed ones' mean.
     """
     if len(seconds) < 2:
         raise ValueError(f"needs at least 2 timed epochs, got {len(seconds)}")
@@ -80,6 +81,9 @@ class TimeCap:
     # plan's cap, unmeasured.
     before_fit_s: Optional[float] = None
     sized: Optional[str] = None  # how the cap was sized
+    # The mean of the timed later epochs: what the recheck compares later epochs with, so
+    # that its slack is over the timed pace, not over the fastest timed epoch.
+    timed_mean_s: Optional[float] = None
 
 
 def cap_from_run_clock(params: TrainerParams) -> Tuple[float, Optional[float], Optional[str]]:
@@ -222,7 +226,8 @@ class FitTimeCap(keras.callbacks.Callback):
         cap = TimeCap(self.cap_s, 0.0, first, steady, self.planned, epochs,
                       f"{fits} of {self.planned} planned epochs in {self.cap_s:.0f} s: the "
                       f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
-                      f"training's first {self.decide_after} epochs)", *self.sized)
+                      f"training's first {self.decide_after} epochs)", *self.sized,
+                      timed_mean_s=mean(self._clock.seconds[1:]))
         self._decided_here = True
         self._keep(cap)
 
@@ -232,7 +237,8 @@ class FitTimeCap(keras.callbacks.Callback):
         Then the run no longer repeats `--epochs k`; a steady host never gets here."""
         elapsed, recent = sum(self._clock.seconds), mean(self._clock.seconds[-RECHECK_EPOCHS:])
         left = self.result.epochs - done
-        if (left <= 0 or recent <= self.result.steady_epoch_s * (1 + RECHECK_SLACK)
+        timed = self.result.timed_mean_s or self.result.steady_epoch_s
+        if (left <= 0 or recent <= timed * (1 + RECHECK_SLACK)
                 or elapsed + left * recent <= self.cap_s):
             return
         epochs = done + math.floor(max(0.0, self.cap_s - elapsed) / recent)

@@ -2,6 +2,7 @@
 import dataclasses
 import json
 import time
+import types
 
 import numpy as np
 import pytest
@@ -186,3 +187,31 @@ def test_a_fit_that_ends_before_the_timed_epochs_still_records_the_cap(tmp_path)
     cap = capper.result  # as early stopping would leave it: 2 epochs ran, none decided
     assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s) == (2, 40, None)
     assert cap.reason.startswith("the fit ended after 2 of 40 planned epochs")
+
+
+def _driven(cap_s: float, seconds, tmp_path) -> FitTimeCap:
+    """A FitTimeCap fed epoch times directly, as a fit's clock would give them."""
+    rate = WarmupCosine(peak=0.5, warmup_steps=2, total_steps=80, hold_steps=6)
+    rate.make_adjustable()
+    capper = FitTimeCap(cap_s, 40, 2, rate, 3, str(tmp_path / "cap.json"))
+    capper.set_model(types.SimpleNamespace(stop_training=False))
+    times = iter(seconds)
+    # The clock, without sleeping: each epoch's end records the next of `seconds`.
+    capper._clock = types.SimpleNamespace(seconds=[])  # noqa: SLF001
+    capper._clock.on_epoch_end = lambda epoch: capper._clock.seconds.append(next(times))
+    for epoch in range(len(seconds)):
+        capper.on_epoch_end(epoch)
+    return capper
+
+
+def test_the_recheck_allows_the_timed_epochs_own_jitter(tmp_path):
+    # Timed 2.0, then 1.0 and 1.3 s: 1.0 decides 9 epochs in 10.5 s. Later epochs at
+    # 1.25 s are within 15% of the timed mean (1.15 s): jitter, kept, so the run stays
+    # the one `--epochs 9` trains. Over 15% above the fastest (1.0 s) alone, they are not
+    # a slowdown.
+    capper = _driven(10.5, [2.0, 1.0, 1.3, 1.25, 1.25, 1.25], tmp_path)
+    assert capper.result.epochs == 9 and capper.result.timed_mean_s == pytest.approx(1.15)
+    assert "they ran at" not in capper.result.reason
+    # At 1.5 s they are a slowdown that would overrun the cap: the decay ends sooner.
+    slowed = _driven(10.5, [2.0, 1.0, 1.3, 1.5, 1.5, 1.5], tmp_path)
+    assert slowed.result.epochs < 9 and "they ran at" in slowed.result.reason
