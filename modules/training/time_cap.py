@@ -44,18 +44,21 @@ class EpochClock(keras.callbacks.Callback):
         self.seconds.append(time.perf_counter() - self._start)
 
 
-def first_and_steady(seconds: List[float]) -> Tuple[float, float]:
-    """(the first epoch's seconds, the fastest of the later ones'); needs two epochs.
+def first_and_steady(seconds: List[float], fastest: bool = True) -> Tuple[float, float]:
+    """(the first epoch's seconds, the fastest of the later ones', or their mean if not
+    `fastest`); needs two epochs.
 
-    The fastest, not the mean: other work on the host only slows an epoch, so of
-    the two or three timed the slower ones carry more of it than the rest of the fit
-    averages, and the mean gave away epochs that would have fit (docs/training.md).
-    An estimate too low is what FitTimeCap's recheck corrects, where later epochs run
-    much slower than the timed ones' mean.
+    The fastest, where FitTimeCap decides: other work on the host only slows an
+    epoch, so of the two or three timed the slower ones carry more of it than the
+    rest of the fit averages, and the mean gave away epochs that would have fit
+    (docs/training.md). An estimate too low is what its recheck corrects, where later
+    epochs run much slower than the timed ones' mean. A throwaway timing has no
+    recheck after it, so it takes the mean.
     """
     if len(seconds) < 2:
         raise ValueError(f"needs at least 2 timed epochs, got {len(seconds)}")
-    return seconds[0], min(seconds[1:])
+    later = seconds[1:]
+    return seconds[0], min(later) if fastest else mean(later)
 
 
 def affordable_epochs(cap_s: float, first_s: float, steady_s: float, planned: int) -> int:
@@ -148,7 +151,7 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
         return TimeCap(cap_s, 0.0, None, None, planned, planned,
                        f"{planned} epochs planned: too few to time first; all run")
     started = time.perf_counter()
-    first, steady = first_and_steady(timed(probe))
+    first, steady = first_and_steady(timed(probe), fastest=False)  # no recheck follows
     probe_s = time.perf_counter() - started
     left = cap_s - probe_s
     epochs = affordable_epochs(left, first, steady, planned)
@@ -227,7 +230,7 @@ class FitTimeCap(keras.callbacks.Callback):
                       f"{fits} of {self.planned} planned epochs in {self.cap_s:.0f} s: the "
                       f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
                       f"training's first {self.decide_after} epochs)", *self.sized,
-                      timed_mean_s=mean(self._clock.seconds[1:]))
+                      timed_mean_s=first_and_steady(self._clock.seconds, fastest=False)[1])
         self._decided_here = True
         self._keep(cap)
 

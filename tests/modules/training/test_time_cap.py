@@ -28,6 +28,8 @@ def test_the_first_epoch_is_counted_once_and_the_steady_ones_project_the_rest():
 def test_steady_is_the_fastest_of_the_epochs_after_the_first():
     # The second epoch was slowed by other work: the third is the estimate.
     assert first_and_steady([21.3, 15.4, 13.6]) == (21.3, 13.6)
+    # A throwaway timing, with no recheck after it, takes their mean.
+    assert first_and_steady([2.7, 0.5, 0.54], fastest=False) == (2.7, pytest.approx(0.52))
     with pytest.raises(ValueError):
         first_and_steady([2.7])
 
@@ -42,6 +44,13 @@ def test_the_timed_epochs_count_against_the_cap():
     assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s, cap.steady_epoch_s) == (
         8, 40, 3.0, 1.0)
     assert cap.probe_s >= 0.2 and "8 fit of 40 planned epochs" in cap.reason
+
+
+def test_a_throwaway_timing_projects_from_the_mean_of_its_later_epochs():
+    # Nothing rechecks the epochs a throwaway timing decides, so it is not optimistic.
+    cap = capped_epochs(30.5, Schedule(40, 12, 4), 3, lambda epochs: [3.0, 1.0, 2.0])
+    # 3 + 18 x 1.5 = 30 s; the fastest (1.0 s) would have allowed 28 epochs.
+    assert (cap.steady_epoch_s, cap.epochs) == (1.5, 19)
 
 
 def test_the_cap_counts_what_the_run_took_before_the_fit():
