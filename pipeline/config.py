@@ -173,7 +173,7 @@ class PipelineConfig:
                                        "this times the replicas (GPUs or TPU cores). On TPU, "
                                        "a multiple of 8. Default: planned (64).")
     epochs: Optional[int] = _field(None, "Passes over the train split. Default: planned from "
-                                   "its size (early stopping may end sooner).")
+                                   "its size (--early-stopping-patience may end sooner).")
     train_steps: Optional[int] = _field(None, "Exact number of training steps; overrides "
                                         "--epochs. Default: none (train in epochs).")
     time_budget: Optional[str] = _field(None, "Wall-time budget of the whole run: training "
@@ -201,8 +201,9 @@ class PipelineConfig:
     learning_rate: Optional[float] = _field(None, "Peak learning rate (after warmup, then "
                                             "cosine decay). Default: planned per model.")
     early_stopping_patience: Optional[int] = _field(
-        None, "Stop when the validation loss has not improved for this many epochs, and "
-        "keep the best epoch's weights; 0 turns it off. Default: planned.")
+        None, "Stop when the eval split's loss has not improved for this many epochs, and "
+        "keep the best epoch's weights (the eval accuracy is then of an epoch chosen on the "
+        "eval images); 0 turns it off. Default: planned (off).")
     label_smoothing: Optional[float] = _field(None, "Label smoothing of the training loss, "
                                               "in [0, 1). Default: planned per model.")
     augment_crop: Optional[int] = _field(None, "Training augmentation: pad images by this many "
@@ -446,7 +447,7 @@ EXAMPLES = {
     "eval_percent": "--eval-percent 10", "batch_size": "--batch-size 128",
     "train_steps": "--train-steps 2000", "eval_steps": "--eval-steps 10",
     "model": "--model photo", "epochs": "--epochs 20",
-    "early_stopping_patience": "--early-stopping-patience 0",
+    "early_stopping_patience": "--early-stopping-patience 8",
     "label_smoothing": "--label-smoothing 0.1", "augment_scale": "--augment-scale 0.25",
     "optimizer": "--optimizer sgd --learning-rate 0.05",
     "learning_rate": "--learning-rate 0.0005", "augment_crop": "--augment-crop 4",

@@ -346,10 +346,12 @@ def plan_lines(plan: Plan) -> List[str]:
         f"          batch {c.batch_size}: {r['batch_size']}",
         f"          {length}: {r['epochs']}",
         f"          learning rate {c.learning_rate:g}, warmup {rules.WARMUP_EPOCHS:g} "
-        f"epoch then cosine; early stopping on val_loss after "
-        f"{c.early_stopping_patience} epochs without improvement, best weights kept"
+        f"epoch then cosine; early stopping on the eval split's val_loss after "
+        f"{c.early_stopping_patience} epochs without improvement, best weights kept: the eval "
+        "accuracy is of an epoch chosen on the eval images"
         if c.early_stopping_patience else
-        f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping",
+        f"          learning rate {c.learning_rate:g}, warmup then cosine; no early stopping, "
+        "so the eval split does not choose the epoch",
         f"          augmentation: {_augmentation_text(c, plan.source)}; "
         f"label smoothing {c.label_smoothing:g}",
         f"          class weights if the largest class has over {rules.IMBALANCE_RATIO:g}x "

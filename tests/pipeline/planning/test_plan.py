@@ -113,4 +113,19 @@ def test_the_cnn_pads_and_crops_small_sets_only_and_trains_its_whole_schedule():
     assert plan(fashion, augment_rotate=5.0).config.augment_rotate == 5
     assert plan(PHOTOS).config.augment_rotate == 0
     assert small.early_stopping_patience == 0
-    assert plan(PHOTOS).config.early_stopping_patience == 8
+
+
+@pytest.mark.parametrize("flags", [{}, {"model": "resnet"},
+                                   {"model": "mobilenet_v2", "weights": "imagenet"}])
+def test_no_plan_lets_the_eval_split_choose_the_epoch_and_the_flag_says_when_it_does(flags):
+    for facts in (DIGITS, PHOTOS):
+        planned = plan(facts, **flags)
+        assert planned.config.early_stopping_patience == 0
+        assert "eval split's val_loss would choose" in planned.reasons[
+            "early_stopping_patience"]
+        assert any("no early stopping, so the eval split does not choose the epoch" in line
+                   for line in plan_lines(planned))
+    asked = plan(PHOTOS, early_stopping_patience=8, **flags)
+    assert asked.config.early_stopping_patience == 8
+    assert any("best weights kept: the eval accuracy is of an epoch chosen on the eval images"
+               in line for line in plan_lines(asked))
