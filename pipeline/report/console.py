@@ -130,8 +130,8 @@ def format_summary(summary: dict) -> str:
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
     lines: List[str] = [
         f"data      {data['path']}: {len(data['classes'])} classes, "
-        + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
-        + f"; {data['skipped']} skipped, {data['ignored']} ignored",
+        + ", ".join(f"{k} {v:,}" for k, v in data["splits"].items())
+        + f"; {data['skipped']:,} skipped, {data['ignored']:,} ignored",
         "accuracy  " + accuracy_text(evaluation)
         + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
         + f" ({evaluation['reason']})",

@@ -46,7 +46,7 @@ def test_failures_name_value_and_bound():
 
 def test_format_summary_shows_the_numbers_that_matter():
     text = format_summary({
-        "data": {"path": "/d", "classes": ["a", "b"], "splits": {"train": 8, "eval": 2},
+        "data": {"path": "/d", "classes": ["a", "b"], "splits": {"train": 2464, "eval": 2},
                  "skipped": 1, "ignored": 3, "empty_classes": ["z"],
                  "skipped_files": [{"path": "a/x.jpg", "reason": "empty file"}]},
         "eval": {"accuracy": 0.5, "baseline_accuracy": None, "blessed": False,
@@ -54,7 +54,7 @@ def test_format_summary_shows_the_numbers_that_matter():
         "pushed": {"serving": None, "tflite": None},
         "training": {"examples_per_s": 2345.6, "first_epoch_s": 4.25},
         "timings_s": {"A": 1.0, "B": 2.0, "total": 3.5}, "cached": ["A"]})
-    assert "2 classes, train 8, eval 2; 1 skipped, 3 ignored" in text
+    assert "2 classes, train 2,464, eval 2; 1 skipped, 3 ignored" in text
     assert "0.5000 - NOT blessed (accuracy 0.5000 < threshold 0.9)" in text
     assert "pushed    nothing" in text
     assert "3.5s total, 1/2 components cached" in text
