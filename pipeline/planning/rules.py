@@ -118,8 +118,8 @@ PS_STEPS_PER_EXECUTION = 8
 
 # A warm-started model begins where the last blessed one ended, so an eighth
 # of the planned epochs (at least one). Half was no faster than training from
-# scratch, which early stopping ends well before its planned epochs; what an
-# eighth costs and scores: bench/training/warm_start_chain.py, docs/training.md.
+# scratch was when it still stopped early, well before its planned epochs; what
+# an eighth costs and scores: bench/training/warm_start_chain.py, docs/training.md.
 WARM_START_EPOCH_SHARE = 0.125
 
 # Class weights (n / (classes x n_c), sklearn's "balanced") when the largest
