@@ -23,7 +23,7 @@ from components.image_example_gen.dedupe import edit_shards, facts_after
 from components.image_example_gen.encoding import encode, parallel, shards
 from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
-from components.image_example_gen.readers.folder_tree import ImageFile, Listing
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
 from components.common.storage import files
 
@@ -234,12 +234,6 @@ def _write_report(facts, skipped, rows, listing, out_dir, manifest, split_dirs, 
     files.write_text(os.path.join(out_dir, INGEST_REPORT_FILE),
                      json.dumps(report, indent=2, ensure_ascii=False))
     files.remove(manifest)
-
-
-def splits_hashed(listing: Listing) -> bool:
-    """Whether ingestion hashes paths into splits: no unit has a split of its own
-    (train/ and eval/ folders, IDX t10k files, an .npz's x_test, TFRecord splits)."""
-    return not any(getattr(unit, "split", None) for unit in listing.files)
 
 
 def finish_ingest(report_dir: str, strict: bool) -> dict:

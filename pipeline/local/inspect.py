@@ -21,9 +21,8 @@ from components.image_example_gen import spans
 from components.image_example_gen.encoding import encode, parallel
 from components.image_example_gen.encoding.shards import plan_shards
 from components.image_example_gen.health import split_together
-from components.image_example_gen.ingest import splits_hashed
 from components.image_example_gen.options import IngestOptions, split_index
-from components.image_example_gen.readers.folder_tree import ImageFile, Listing
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
 from components.common.storage import files

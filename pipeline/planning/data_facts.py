@@ -1,13 +1,16 @@
 """What the planner knows of a dataset before ingestion: classes, split sizes, image sides.
 
-Reads file names and image headers only. Split sizes are exact for folder
-trees (the same path hash ingestion uses) and for arrays with fixed splits.
+Reads file names and image headers only. Split sizes are exact for arrays with
+fixed splits. For folder trees they are the path hash's split that ingestion
+starts from; ingestion then moves each copy to its duplicate group's split
+(data_health/together.py), which needs every image decoded, so the run's
+counts can differ by the copies moved.
 """
 import dataclasses
 from typing import Optional, Tuple
 
 from components.common.contract import SPLITS
-from components.image_example_gen.readers.folder_tree import Listing
+from components.image_example_gen.readers.folder_tree import Listing, splits_hashed
 from components.image_example_gen.options import IngestOptions, split_index
 from pipeline.planning.data_probe import probe_images
 
@@ -23,6 +26,9 @@ class DataFacts:
     side_median: int
     side_max: int
     channels: int
+    # The split sizes are the path hash's, before ingestion moves each copy to its
+    # duplicate group's split: a few images may change sides.
+    hashed_split: bool = False
 
 
 def split_sizes(listing: Listing, options: IngestOptions) -> Tuple[Optional[int], Optional[int]]:
@@ -51,4 +57,5 @@ def data_facts(root: str, listing: Listing, options: IngestOptions) -> DataFacts
     train, evaluation = split_sizes(listing, options)
     classes = len(listing.classes) if listing.classes is not None else None
     return DataFacts(classes, train, evaluation, sample.side, sample.side_median,
-                     sample.side_max, sample.channels)
+                     sample.side_max, sample.channels,
+                     listing.format != "tfrecord" and splits_hashed(listing))

@@ -174,6 +174,11 @@ def _choose_size(config: PipelineConfig, facts: DataFacts, model: str, hardware:
                   f"median {facts.side_median}, largest {facts.side_max}")
 
 
+# Hashed split sizes are the path hash's; ingestion then moves each copy to its duplicate
+# group's split, which the plan cannot know without decoding every image.
+_HASHED = " by path hash (ingestion then moves copies to their group's split)"
+
+
 def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
     if _given(config, "train_steps"):
         return None, f"--train-steps {config.train_steps} given: exactly that many steps"
@@ -183,8 +188,9 @@ def _choose_epochs(config: PipelineConfig, facts: DataFacts, fine_tunes: bool):
         return None, "from the train split's size once ingested (TFRecords are counted then)"
     epochs = epochs_for(facts.train_examples, rules.EXAMPLES_BUDGET, rules.MIN_EPOCHS,
                         rules.MAX_EPOCHS)
-    why = (f"{facts.train_examples:,} train images: about {rules.EXAMPLES_BUDGET:,} "
-           f"examples in all, within {rules.MIN_EPOCHS}-{rules.MAX_EPOCHS} epochs")
+    why = (f"{facts.train_examples:,} train images{_HASHED * facts.hashed_split}: about "
+           f"{rules.EXAMPLES_BUDGET:,} examples in all, within "
+           f"{rules.MIN_EPOCHS}-{rules.MAX_EPOCHS} epochs")
     if fine_tunes and epochs > rules.FINE_TUNE_MAX_EPOCHS:
         return rules.FINE_TUNE_MAX_EPOCHS, (f"{why}; pretrained features need fewer: "
                                                f"at most {rules.FINE_TUNE_MAX_EPOCHS}")

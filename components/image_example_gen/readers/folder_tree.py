@@ -52,6 +52,12 @@ class Listing:
     groups: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+def splits_hashed(listing: Listing) -> bool:
+    """Whether ingestion hashes paths into splits: no unit has a split of its own
+    (train/ and eval/ folders, IDX t10k files, an .npz's x_test, TFRecord splits)."""
+    return not any(getattr(unit, "split", None) for unit in listing.files)
+
+
 def is_image_name(name: str) -> bool:
     """Whether a file name has an image extension we ingest (any case)."""
     return name.lower().endswith(IMAGE_EXTENSIONS) and not name.startswith(".")
