@@ -68,6 +68,8 @@ class TrainerParams:
     head_share: float = 1.0  # share of the epochs that train the head alone (phase 1)
     fine_tune_lr_factor: float = 1.0  # phase 2's peak learning rate, relative to phase 1's
     model_width: float = 1.0  # the built-in networks' filters times this (tuning overrides)
+    # The exported model averages each image's scores with its mirror image's.
+    test_flip: bool = False
     augment_rotate: float = 0.0  # degrees of a random warp (modules/augment.py); 0 is off
     # --module-file: its path (for messages), its text (run here, and on KFP and
     # Vertex, without a copy of the file) and the text's sha256.

@@ -60,9 +60,15 @@ def tft_normalization(tft_output: tft.TFTransformOutput) -> Tuple[np.ndarray, np
 
 
 def serving_signatures(
-        model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str]
+        model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str],
+        test_flip: bool = False
 ) -> Tuple[Dict[str, tf.types.experimental.ConcreteFunction], Tuple[np.ndarray, np.ndarray]]:
-    """The signatures above, for model.save(signatures=...), and (mean, std)."""
+    """The signatures above, for model.save(signatures=...), and (mean, std).
+
+    `test_flip`: every signature but serving_gradcam averages the scores of each image
+    and its mirror image (test-time augmentation), so what the Evaluator scores, the
+    TFLite file and TF Serving agree. Grad-CAM explains the image as given.
+    """
     model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
     raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
     _, size, _, channels = model.input_shape
@@ -70,6 +76,15 @@ def serving_signatures(
 
     def outputs(images):
         probabilities = model(images, training=False)
+        if test_flip:
+            # After the first view, not beside it: TensorFlow runs independent branches
+            # at once, and two views' activations held together raised the Evaluator's
+            # peak memory by most of a view's (docs/training.md).
+            with tf.control_dependencies([probabilities]):
+                images = tf.identity(images)
+            # Axis 2 is the width of NHWC images: a left-right mirror.
+            mirrored = model(tf.reverse(images, axis=[2]), training=False)
+            probabilities = (probabilities + mirrored) / 2
         class_id = tf.argmax(probabilities, axis=-1)
         return {PROBABILITIES: probabilities, "class_id": class_id,
                 "class_name": tf.gather(names, class_id)}
@@ -157,14 +172,14 @@ def gradcam_signature(model: keras.Model, normalized: Callable):
 
 
 def export(model: keras.Model, tft_output: tft.TFTransformOutput, labels: List[str],
-           path: str) -> None:
+           path: str, test_flip: bool = False) -> None:
     """Saves the SavedModel with its signatures, plus what apps need beside it.
 
     `assets.extra/` (TF Serving's place for extra files) gets labels.txt and
     normalization.json (per-channel mean and std for pixels in [0, 1]), which
-    the TFLite push copies into model_info.json.
+    the TFLite push copies into model_info.json. `test_flip`: see serving_signatures.
     """
-    signatures, (mean, std) = serving_signatures(model, tft_output, labels)
+    signatures, (mean, std) = serving_signatures(model, tft_output, labels, test_flip)
     # No optimizer slots: serving never needs them, and Adam's would triple the size.
     model.save(path, save_format="tf", signatures=signatures, include_optimizer=False)
     extra = os.path.join(path, ASSETS_EXTRA)

@@ -127,7 +127,7 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
     export(float32_copy(model, lambda: new_model(params, tft_output, len(labels), module)),
-           tft_output, labels, model_dir)
+           tft_output, labels, model_dir, params.test_flip)
     if params.model in BACKBONE_NAMES:
         from modules.networks.backbones import save_backbone_weights
         save_backbone_weights(model, run_dir)

@@ -216,6 +216,11 @@ class PipelineConfig:
     augment_flip: Optional[bool] = _field(None, "Training augmentation: random horizontal "
                                           "flips (--no-augment-flip for digits and text). "
                                           "Default: planned (photos).")
+    test_flip: Optional[bool] = _field(None, "The served model (every signature, TFLite too) "
+                                       "averages each image's scores with those of its "
+                                       "mirror image, for twice the compute an image; the "
+                                       "eval accuracy is that model's (--no-test-flip for "
+                                       "digits and text). Default: planned (photos).")
     augment_color: Optional[float] = _field(None, "Training augmentation: random brightness "
                                             "and contrast change of up to this fraction; 0 "
                                             "turns it off. Default: planned (photos). "
@@ -436,8 +441,8 @@ DRIFT_THRESHOLDS = ("drift_label", "drift_brightness", "drift_size", "drift_gray
 PLANNED = ("image_size", "channels", "model", "model_width", "batch_size", "epochs",
            "learning_rate",
            "early_stopping_patience", "label_smoothing", "augment_crop", "augment_scale",
-           "augment_flip", "augment_color", "augment_rotate", "accuracy_threshold",
-           "time_budget")
+           "augment_flip", "augment_color", "augment_rotate", "test_flip",
+           "accuracy_threshold", "time_budget")
 
 
 # Examples for the flags whose help above does not already end with one.
@@ -452,7 +457,8 @@ EXAMPLES = {
     "optimizer": "--optimizer sgd --learning-rate 0.05",
     "learning_rate": "--learning-rate 0.0005", "augment_crop": "--augment-crop 4",
     "augment_rotate": "--augment-rotate 10",
-    "augment_flip": "--no-augment-flip", "tensorboard_update_freq": "--tensorboard-update-freq 10",
+    "augment_flip": "--no-augment-flip", "test_flip": "--no-test-flip",
+    "tensorboard_update_freq": "--tensorboard-update-freq 10",
     "tpu": "--tpu local", "full_precision": "--full-precision", "seed": "--seed 7",
     "baseline_tolerance": "--baseline-tolerance 0.005", "quantize": "--quantize float16",
     "tflite_tolerance": "--tflite-tolerance 0.02", "verbose": "--verbose",

@@ -267,6 +267,10 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = value, why
     if family == "cnn":
         _small_set_rules(config, facts, values, reasons)
+    if source.kind == "module_file" and not _given(config, "test_flip"):
+        # The module's own network: doubling its serving compute is the user's call.
+        values["test_flip"], reasons["test_flip"] = False, (
+            "off: the module file's own model (--test-flip turns it on)")
     resolved = config.replace(**values)
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":
@@ -360,6 +364,7 @@ def plan_lines(plan: Plan) -> List[str]:
         "so the eval split does not choose the epoch",
         f"          augmentation: {_augmentation_text(c, plan.source)}; "
         f"label smoothing {c.label_smoothing:g}",
+        f"          test-time flip: {_test_flip_text(c, r['test_flip'])}",
         f"          class weights if the largest class has over {rules.IMBALANCE_RATIO:g}x "
         "the smallest's train images (the Trainer says which it found)",
         f"          bless at accuracy >= {c.accuracy_threshold:g}: {r['accuracy_threshold']}",
@@ -444,6 +449,13 @@ def _phase_lines(plan: Plan) -> List[str]:
         lines.append(f"          phase 2: {rest} epochs also train the backbone's top "
                      f"blocks (batch norm stays frozen), lr {plan.fine_tune_learning_rate:g}")
     return lines
+
+
+def _test_flip_text(c: PipelineConfig, why: str) -> str:
+    if not c.test_flip:
+        return why if why.startswith("off") else f"off: {why}"
+    return ("the served model averages each image's scores with its mirror image's (twice "
+            f"the compute an image; the eval accuracy is of that model): {why}")
 
 
 def _augmentation_text(c: PipelineConfig, source: ModelSource) -> str:

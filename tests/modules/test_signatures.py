@@ -18,9 +18,9 @@ pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 LABELS = [f"class {i}" for i in range(8 * 8 * 3)]  # enough for an identity "model"
 
 
-def _export(model, transformed, tmp_path):
-    path = str(tmp_path / "model")
-    export(model, transformed.tft_output, LABELS, path)
+def _export(model, transformed, tmp_path, test_flip=False, name="model"):
+    path = str(tmp_path / name)
+    export(model, transformed.tft_output, LABELS, path, test_flip)
     return tf.saved_model.load(path).signatures
 
 
@@ -81,3 +81,27 @@ def test_all_signatures_load_and_agree(transformed, tmp_path):
     assert gradcam["heatmap"].shape == (5, 2, 2) and gradcam["heatmap"].numpy().min() >= 0
     (layer,) = {name.decode() for name in gradcam["layer"].numpy()}
     assert layer.startswith("dropout")  # Keras numbers names within a process
+
+
+def test_a_test_flip_model_serves_the_mean_of_each_image_and_its_mirror(transformed, tmp_path):
+    # The identity "model" again: its scores are the pixels it was fed, so the flipped
+    # export must serve the mean of the image and its left-right mirror, in every
+    # signature that scores, and the plain export the image alone.
+    size, channels = transformed.size, transformed.channels
+    identity = keras.Sequential([keras.Input((size, size, channels)), keras.layers.Flatten()])
+    plain = _export(identity, transformed, tmp_path)
+    flipped = _export(identity, transformed, tmp_path, test_flip=True, name="flipped")
+    paths = transformed.images[:3]
+    pixels = np.stack([np.asarray(Image.open(p), np.float32).reshape(size, size, channels)
+                       for p in paths])
+    as_given = plain["serving_tensor"](pixels=tf.constant(pixels))["probabilities"].numpy()
+    mirrored = plain["serving_tensor"](
+        pixels=tf.constant(pixels[:, :, ::-1]))["probabilities"].numpy()
+    assert not np.allclose(as_given, mirrored)  # digits are not mirror-symmetric
+    expected = (as_given + mirrored) / 2
+    served = [flipped["serving_tensor"](pixels=tf.constant(pixels)),
+              flipped["serving_image"](image_bytes=tf.constant([p.read_bytes() for p in paths])),
+              flipped["serving_default"](examples=tf.constant(_examples(paths)))]
+    for result in served:
+        np.testing.assert_allclose(result["probabilities"].numpy(), expected, atol=1e-5)
+        assert result["class_id"].numpy().tolist() == expected.argmax(-1).tolist()

@@ -129,3 +129,21 @@ def test_no_plan_lets_the_eval_split_choose_the_epoch_and_the_flag_says_when_it_
     assert asked.config.early_stopping_patience == 8
     assert any("best weights kept: the eval accuracy is of an epoch chosen on the eval images"
                in line for line in plan_lines(asked))
+
+
+def test_photos_are_served_with_their_mirror_images_averaged_and_digits_are_not():
+    from pipeline.planning.model_source import MODULE, ModelSource
+    photos, digits = plan(PHOTOS), plan(DIGITS)
+    assert (photos.config.test_flip, digits.config.test_flip) == (True, False)
+    assert any("test-time flip: the served model averages" in line
+               for line in plan_lines(photos))
+    assert "test-time flip: off: digits and text" in "\n".join(plan_lines(digits))
+    assert plan(PHOTOS, test_flip=False).config.test_flip is False
+    assert plan(DIGITS, test_flip=True).config.test_flip is True
+    # A module file's own network keeps its serving cost unless the flag asks.
+    module = ModelSource("module_file", MODULE, path="net.py")
+    mine = make_plan(PipelineConfig(module_file="net.py"), PHOTOS, "cpu", 24 * GB, module)
+    assert mine.config.test_flip is False and "module file" in mine.reasons["test_flip"]
+    given = make_plan(PipelineConfig(module_file="net.py", test_flip=True), PHOTOS, "cpu",
+                      24 * GB, module)
+    assert given.config.test_flip is True
