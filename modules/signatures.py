@@ -78,8 +78,8 @@ def serving_signatures(
         probabilities = model(images, training=False)
         if test_flip:
             # After the first view, not beside it: TensorFlow runs independent branches
-            # at once, and two views' activations held together raised the Evaluator's
-            # peak memory by most of a view's (docs/training.md).
+            # at once, holding both views' activations; a batch scored in order peaked
+            # lower in a bare process (docs/training.md).
             with tf.control_dependencies([probabilities]):
                 images = tf.identity(images)
             # Axis 2 is the width of NHWC images: a left-right mirror.
