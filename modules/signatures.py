@@ -72,23 +72,7 @@ def serving_signatures(
     model.tft_layer = tft_output.transform_features_layer()  # tracked, so it is saved
     raw_spec = {IMAGE_KEY: tft_output.raw_feature_spec()[IMAGE_KEY]}
     _, size, _, channels = model.input_shape
-    names = tf.constant(labels)
-
-    def outputs(images):
-        probabilities = model(images, training=False)
-        if test_flip:
-            # After the first view, not beside it: TensorFlow runs independent branches
-            # at once, holding both views' activations; a batch scored in order peaked
-            # lower in a bare process (docs/training.md).
-            with tf.control_dependencies([probabilities]):
-                images = tf.identity(images)
-            # Axis 2 is the width of NHWC images: a left-right mirror.
-            mirrored = model(tf.reverse(images, axis=[2]), training=False)
-            probabilities = (probabilities + mirrored) / 2
-        class_id = tf.argmax(probabilities, axis=-1)
-        return {PROBABILITIES: probabilities, "class_id": class_id,
-                "class_name": tf.gather(names, class_id)}
-
+    outputs = _scorer(model, labels, test_flip)
     transformed = _transformer(model.tft_layer, tft_output)
     mean, std = normalization(transformed, size, channels)
 
@@ -115,6 +99,28 @@ def serving_signatures(
     if gradcam is not None:
         signatures[SERVING_GRADCAM] = gradcam
     return signatures, (mean, std)
+
+
+def _scorer(model: keras.Model, labels: List[str], test_flip: bool) -> Callable:
+    """images -> {probabilities, class_id, class_name}: the model's scores, with
+    `test_flip` the mean of each image's and its mirror image's."""
+    names = tf.constant(labels)
+
+    def outputs(images):
+        probabilities = model(images, training=False)
+        if test_flip:
+            # After the first view, not beside it: TensorFlow runs independent branches
+            # at once, holding both views' activations; a batch scored in order peaked
+            # lower in a bare process (docs/training.md).
+            with tf.control_dependencies([probabilities]):
+                images = tf.identity(images)
+            # Axis 2 is the width of NHWC images: a left-right mirror.
+            mirrored = model(tf.reverse(images, axis=[2]), training=False)
+            probabilities = (probabilities + mirrored) / 2
+        class_id = tf.argmax(probabilities, axis=-1)
+        return {PROBABILITIES: probabilities, "class_id": class_id,
+                "class_name": tf.gather(names, class_id)}
+    return outputs
 
 
 def gradcam_layer(model: keras.Model) -> Optional[keras.layers.Layer]:

@@ -220,6 +220,14 @@ def _small_set_rules(config: PipelineConfig, facts: DataFacts, values: dict,
         "the full cnn on the digits, at half the time an epoch (docs/training.md)")
 
 
+def _module_file_rules(config: PipelineConfig, source: ModelSource, values: dict,
+                       reasons: Dict[str, str]) -> None:
+    """A module file's own network keeps its serving cost: no test-time flip unless asked."""
+    if source.kind == "module_file" and not _given(config, "test_flip"):
+        values["test_flip"], reasons["test_flip"] = False, (
+            "off: the module file's own model (--test-flip turns it on)")
+
+
 def _choose_batch(config: PipelineConfig, facts: DataFacts):
     if _given(config, "batch_size"):
         return config.batch_size, "given (--batch-size)"
@@ -267,10 +275,7 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = value, why
     if family == "cnn":
         _small_set_rules(config, facts, values, reasons)
-    if source.kind == "module_file" and not _given(config, "test_flip"):
-        # The module's own network: doubling its serving compute is the user's call.
-        values["test_flip"], reasons["test_flip"] = False, (
-            "off: the module file's own model (--test-flip turns it on)")
+    _module_file_rules(config, source, values, reasons)
     resolved = config.replace(**values)
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":
