@@ -17,6 +17,9 @@ from components.image_evaluator.audit.signature import CLASS_ID_INPUT, SERVING_G
 from components.common.storage import files
 
 BATCH = 64  # images per call: bounds the memory of 224 px photos
+# Images per gradient call: the backward pass keeps every activation, and a model served
+# with test-time flip keeps two views' (docs/training.md measured the peaks).
+GRADIENT_BATCH = 32
 
 
 @dataclasses.dataclass

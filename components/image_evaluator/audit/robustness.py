@@ -8,7 +8,8 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from components.image_evaluator.audit.classifier import BATCH, Classifier, predict, score_gradients
+from components.image_evaluator.audit.classifier import (GRADIENT_BATCH, Classifier, predict,
+                                                         score_gradients)
 from components.image_evaluator.audit.corruptions import CORRUPTIONS, SEVERITIES
 
 # Eval images corrupted: every cell and FGSM is a pass over them (the clean pass is the
@@ -36,11 +37,11 @@ def fgsm(classifier: Classifier, pixels: np.ndarray, labels: np.ndarray,
          epsilon: float) -> np.ndarray:
     """The FGSM images: pixels + epsilon * sign(d cross-entropy / d pixels), clipped."""
     adversarial = []
-    for i in range(0, len(pixels), BATCH):
+    for i in range(0, len(pixels), GRADIENT_BATCH):
+        batch = slice(i, i + GRADIENT_BATCH)
         # Cross-entropy is -log p[label]: its gradient is minus the log-probability's.
-        gradient = -score_gradients(classifier, pixels[i:i + BATCH], labels[i:i + BATCH])
-        adversarial.append(np.clip(pixels[i:i + BATCH] + epsilon * np.sign(gradient),
-                                   0.0, 255.0))
+        gradient = -score_gradients(classifier, pixels[batch], labels[batch])
+        adversarial.append(np.clip(pixels[batch] + epsilon * np.sign(gradient), 0.0, 255.0))
     return np.concatenate(adversarial).astype(np.float32)
 
 
