@@ -220,10 +220,16 @@ def _small_set_rules(config: PipelineConfig, facts: DataFacts, values: dict,
         "the full cnn on the digits, at half the time an epoch (docs/training.md)")
 
 
-def _module_file_rules(config: PipelineConfig, source: ModelSource, values: dict,
-                       reasons: Dict[str, str]) -> None:
-    """A module file's own network keeps its serving cost: no test-time flip unless asked."""
-    if source.kind == "module_file" and not _given(config, "test_flip"):
+def _test_flip_rules(config: PipelineConfig, source: ModelSource, values: dict,
+                     reasons: Dict[str, str]) -> None:
+    """No test-time flip unless asked where training has no flips (mirror images are then
+    not the same class), nor for a module file's own network (its serving cost)."""
+    if _given(config, "test_flip") or not values["test_flip"]:
+        return
+    if not values["augment_flip"]:
+        values["test_flip"], reasons["test_flip"] = False, (
+            "off: training has no flips, so a mirror image is not the same picture")
+    elif source.kind == "module_file":
         values["test_flip"], reasons["test_flip"] = False, (
             "off: the module file's own model (--test-flip turns it on)")
 
@@ -275,7 +281,7 @@ def make_plan(config: PipelineConfig, facts: DataFacts, hardware: str,
             values[name], reasons[name] = value, why
     if family == "cnn":
         _small_set_rules(config, facts, values, reasons)
-    _module_file_rules(config, source, values, reasons)
+    _test_flip_rules(config, source, values, reasons)
     resolved = config.replace(**values)
     cache = min(rules.DECODE_CACHE_BYTES, memory_limit // rules.DECODE_CACHE_SHARE)
     if source.kind == "builtin":

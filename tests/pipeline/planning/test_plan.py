@@ -139,6 +139,10 @@ def test_photos_are_served_with_their_mirror_images_averaged_and_digits_are_not(
                for line in plan_lines(photos))
     assert "test-time flip: off: digits and text" in "\n".join(plan_lines(digits))
     assert plan(PHOTOS, test_flip=False).config.test_flip is False
+    # Data said not to be mirror-symmetric in training is not served mirrored either.
+    unflipped = plan(PHOTOS, augment_flip=False)
+    assert unflipped.config.test_flip is False
+    assert "training has no flips" in unflipped.reasons["test_flip"]
     assert plan(DIGITS, test_flip=True).config.test_flip is True
     # A module file's own network keeps its serving cost unless the flag asks.
     module = ModelSource("module_file", MODULE, path="net.py")
