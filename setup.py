@@ -40,8 +40,10 @@ setup(
     extras_require={
         # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
         "mlflow": ["mlflow>=2.22,<2.23"],
-        # The CI workflow's own checks (tests/test_github_workflow.py, docs/install.md).
-        "test": ["check-jsonschema>=0.39,<0.40", "zizmor>=1.32,<1.33"],
+        # The CI workflow's own checks (tests/test_github_workflow.py), and hypothesis for
+        # the gates' property tests (docs/install.md says why each).
+        "test": ["check-jsonschema>=0.39,<0.40", "zizmor>=1.32,<1.33",
+                 "hypothesis>=6.170,<6.171"],
     },
     entry_points={"console_scripts": ["imagepipe=pipeline.cli:console_main"]},
 )

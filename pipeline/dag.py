@@ -61,19 +61,35 @@ RUN_FN = "modules.trainer.run_fn"
 TUNER_FN = "modules.tuning.search.tuner_fn"
 
 
+# TFMA's change from the baseline is the difference of two float32 accuracies, each within
+# 2**-25 of its exact k/n; its bound is moved this far outward so that TFMA never refuses a
+# change the exact gate passes (a change of exactly -0.02 is float32's -0.02000004).
+CHANGE_BOUND_SLACK = 1e-6
+
+
 def as_metric_float(bound: float) -> float:
     """`bound` rounded to float32, the precision Keras computes accuracy in.
 
     TFMA's validator (evaluators/metrics_validator.py) checks `float(metric) >=
-    lower_bound` with the bound a float64: 168 right of 240 is float32 0.699999988,
-    under float64 0.7, so a metric equal to its threshold was refused. Rounded alike,
-    equal is equal, and a metric passes when it is at least its threshold.
+    lower_bound`, the metric being float32(k/n). Rounding is monotone, so a bound
+    rounded alike never refuses a k/n at or above the typed threshold: 168 of 240 is
+    float32 0.699999988, which float64 0.7 would refuse. TFMA can still pass a k/n just
+    under the threshold that float32 rounds onto it; the Evaluator's exact gate
+    (components/image_evaluator/audit/gates.py accuracy_gates) refuses those.
     """
     return float(np.float32(bound))
 
 
+def change_bound(tolerance: float) -> float:
+    """TFMA's lower bound on the change from the baseline, on the safe side of
+    -`tolerance` (CHANGE_BOUND_SLACK); the exact gate decides at the edge."""
+    return -float(tolerance) - CHANGE_BOUND_SLACK
+
+
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """Accuracy must reach the threshold, and not fall below the baseline's minus tolerance.
+
+    TFMA's bounds pre-filter in floats; the Evaluator's exact gates decide (as_metric_float).
 
     `config` is a planned one (pipeline/planning/plan.py), so its threshold is resolved.
 
@@ -90,7 +106,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
             lower_bound={"value": as_metric_float(config.accuracy_threshold)}),
         change_threshold=tfma.GenericChangeThreshold(
             direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-            absolute={"value": as_metric_float(-config.baseline_tolerance)}))
+            absolute={"value": change_bound(config.baseline_tolerance)}))
     accuracy = tfma.MetricConfig(
         class_name="SparseCategoricalAccuracy",
         per_slice_thresholds=[tfma.PerSliceMetricThreshold(

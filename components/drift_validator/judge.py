@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 
-from components.common import drift
+from components.common import drift, limits
 from components.common.contract import NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT
 from components.drift_validator import comparators, span_statistics
 from components.drift_validator.settings import DriftSettings
@@ -60,7 +60,9 @@ def verdict(entry: dict, anomalies: anomalies_pb2.Anomalies, previous, newest,
             features[feature] = drift.feature_result(
                 None, thresholds[feature], False, _unmeasured(feature, previous, newest))
             continue
+        # Judged by the one rule (a measure equal to its threshold is no drift), not by
+        # TFDV's own float comparison, so that every gate in the product agrees at the edge.
         features[feature] = drift.feature_result(
-            measured[0], thresholds[feature], measured[1],
+            measured[0], thresholds[feature], limits.exceeds(measured[0], thresholds[feature]),
             span_statistics.detail(feature, previous, newest))
     return drift.judged(entry["span"], entry["previous_span"], features)

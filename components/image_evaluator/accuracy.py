@@ -63,20 +63,14 @@ def slice_accuracies(evaluation_uri: str, features: Sequence[str]
     return by_feature
 
 
-def accuracy_threshold(eval_config_json: Optional[str]) -> Optional[float]:
-    """The lower bound on ACCURACY_METRIC's class in the overall slice of an EvalConfig
-    (the Evaluator's exec property, JSON); None if it sets none."""
-    if not eval_config_json:
-        return None
-    import tensorflow_model_analysis as tfma
-    from google.protobuf import json_format
-    config = json_format.Parse(eval_config_json, tfma.EvalConfig())
-    for spec in config.metrics_specs:
-        for metric in spec.metrics:
-            for per_slice in metric.per_slice_thresholds:
-                overall = any(s == tfma.SlicingSpec() for s in per_slice.slicing_specs)
-                bound = per_slice.threshold.value_threshold
-                if (metric.class_name == _ACCURACY_CLASS and overall
-                        and bound.HasField("lower_bound")):
-                    return bound.lower_bound.value
-    return None
+def overall_figures(evaluation_uri: str) -> Dict[str, Tuple[float, int]]:
+    """{"candidate": (accuracy, examples)} on the overall slice, and "baseline" beside it
+    when TFMA evaluated one; a model without both figures is left out."""
+    found: Dict[str, dict] = {}
+    for model, slice_, name, value in metric_values(evaluation_uri):
+        if not slice_ and name in (ACCURACY_METRIC, _COUNT):
+            role = "candidate" if model in CANDIDATE_NAMES else model
+            found.setdefault(role, {})[name] = value
+    return {role: (figures[ACCURACY_METRIC], int(figures[_COUNT]))
+            for role, figures in found.items()
+            if ACCURACY_METRIC in figures and _COUNT in figures}

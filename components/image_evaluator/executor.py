@@ -10,12 +10,13 @@ from tfx.types import artifact_utils, standard_component_specs as specs
 from components.common.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE,
                                         SLICE_KEYS)
 from components.common.parameters import decode
-from components.image_evaluator.accuracy import (accuracy_threshold, overall_accuracy,
+from components.image_evaluator.accuracy import (overall_accuracy, overall_figures,
                                                  slice_accuracies)
 from components.image_evaluator.monitoring_reference import write_reference
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.vetoes import judge_drift, veto
 from components.image_evaluator.audit.audit import PREDICTIONS, run_audit, write_audit
+from components.image_evaluator.audit.gates import accuracy_gates
 
 ALLOW_DRIFT_KEY = "allow_drift"
 DRIFT_KEY = "drift"  # optional: the ImageDistributionValidator's ExampleAnomalies
@@ -60,8 +61,7 @@ class Executor(evaluator_executor.Executor):
         reasons = [drifted] if drifted else []
         result = audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
                        examples, evaluation.uri, blessing.uri,
-                       decode(AuditSettings, exec_properties), accuracy,
-                       accuracy_threshold(exec_properties.get(specs.EVAL_CONFIG_KEY)))
+                       decode(AuditSettings, exec_properties), accuracy)
         if "judged_on" in result:
             blessing.set_string_custom_property(JUDGED_ON_PROPERTY,
                                                 json.dumps(result["judged_on"]))
@@ -74,21 +74,26 @@ class Executor(evaluator_executor.Executor):
 
 
 def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
-          settings: AuditSettings, overall: Optional[float],
-          threshold: Optional[float] = None) -> dict:
+          settings: AuditSettings, overall: Optional[float]) -> dict:
     """Runs the audit, writes audit.json (and audit/) into both folders; returns the audit
     (its gates' reasons under "blocked", its predictions under PREDICTIONS).
 
-    An error in the audit fails the Evaluator: a model must not pass gates
-    that were never checked.
+    The gates hold TFMA's accuracy and its change from the baseline to the thresholds as
+    typed (`settings`), exactly (audit/gates.py accuracy_gates): TFMA's own float
+    validator only pre-filters. An error in the audit fails the Evaluator: a model must
+    not pass gates that were never checked.
     """
     try:
         result = run_audit(model_uri, examples_uri, settings, overall,
-                           slice_accuracies(evaluation_uri, SLICE_KEYS), threshold)
+                           slice_accuracies(evaluation_uri, SLICE_KEYS),
+                           settings.accuracy_threshold)
     except Exception as e:
         raise RuntimeError(f"ImageEvaluator: the model audit of {model_uri} failed "
                            f"({type(e).__name__}: {e}); see "
                            "components/image_evaluator/audit/") from e
+    gates, blocked = accuracy_gates(settings, overall_figures(evaluation_uri))
+    result["gates"] = {**gates, **result["gates"]}
+    result["blocked"] = blocked + result["blocked"]
     for folder in (evaluation_uri, blessing_uri):
         write_audit(result, folder)
     return result

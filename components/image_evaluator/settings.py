@@ -15,3 +15,7 @@ class AuditSettings:
     max_leakage_gain: Optional[float]  # accuracy minus accuracy without leaked eval images
     min_robust_accuracy: Optional[float]  # mean accuracy under common corruptions
     max_slice_gap: Optional[float]  # overall accuracy minus the worst slice's
+    # The blessing's own bounds, as typed (TFMA's eval config holds float32 copies of them,
+    # which the audit must not read back: components/common/limits.py says why).
+    accuracy_threshold: Optional[float] = None  # --accuracy-threshold, planned when unset
+    baseline_tolerance: Optional[float] = None  # --baseline-tolerance

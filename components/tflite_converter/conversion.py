@@ -16,6 +16,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
+from components.common import limits
 from components.common.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
 from components.tflite_converter.settings import check_quantize
 from components.common.images import pixel_decoder
@@ -198,10 +199,20 @@ def parity(saved_model_dir, model: bytes, batches: Iterable[Tuple[np.ndarray, np
         right["saved_model"] += int(np.sum(known[index] == labels))
         right["tflite"] += int(np.sum(runner(pixels)["probabilities"].argmax(-1) == labels))
         count += len(labels)
-    accuracy = {name: value / count if count else float("nan") for name, value in right.items()}
-    drop = accuracy["saved_model"] - accuracy["tflite"]
-    return {"saved_model_accuracy": accuracy["saved_model"], "tflite_accuracy": accuracy["tflite"],
-            "drop": drop, "tolerance": tolerance, "ok": drop <= tolerance}
+    return parity_verdict(right["saved_model"], right["tflite"], count, tolerance)
+
+
+def parity_verdict(saved_model_right: int, tflite_right: int, count: int,
+                   tolerance: float) -> Dict[str, object]:
+    """parity()'s record from the counts: the drop is (k_saved - k_tflite)/n exactly, held
+    to the tolerance as typed, and a drop equal to it passes (components/common/limits.py)."""
+    if not count:
+        return {"saved_model_accuracy": float("nan"), "tflite_accuracy": float("nan"),
+                "drop": float("nan"), "examples": 0, "tolerance": tolerance, "ok": False}
+    drop = limits.ratio(saved_model_right - tflite_right, count)
+    return {"saved_model_accuracy": saved_model_right / count,
+            "tflite_accuracy": tflite_right / count, "drop": float(drop), "examples": count,
+            "tolerance": tolerance, "ok": not limits.exceeds(drop, tolerance)}
 
 
 def _records(split_dir: str) -> Iterator[tf.train.Example]:

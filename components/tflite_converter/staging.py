@@ -54,7 +54,7 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
         model, metadata, parity = _attempt(loaded, examples_uri, settings, quantize, names,
                                            source, known)
         tried.append({"quantize": quantize, "tflite_accuracy": parity["tflite_accuracy"],
-                      "drop": parity["drop"]})
+                      "drop": parity["drop"], "ok": parity["ok"]})
         if parity["ok"]:
             break
     verdict = {"converted": parity["ok"], "quantize": quantize, "tried": tried,
@@ -91,7 +91,7 @@ def _reason(tried: List[dict], settings: TFLiteSettings, saved_model_accuracy: f
     def lost(t):
         return (f"{t['quantize']} lost {t['drop']:.4f} of eval accuracy "
                 f"({t['tflite_accuracy']:.4f})")
-    failed = [t for t in tried if t["drop"] > settings.parity_tolerance]
+    failed = [t for t in tried if not t["ok"]]  # conversion.parity judged each exactly
     if len(failed) == len(tried):
         return (f"TFLite accuracy {tried[-1]['tflite_accuracy']:.4f} is more than "
                 f"{settings.parity_tolerance} below the SavedModel's "

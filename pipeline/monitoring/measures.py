@@ -102,7 +102,8 @@ def _jsd(threshold: float) -> schema_pb2.FeatureComparator:
 def prediction_drift(window: Statistics, reference: Statistics, threshold: float) -> dict:
     """The L-infinity distance of the predicted class shares, with both sides' shares."""
     value = compared(window, reference, {CLASS_KEY: comparators.comparator("label", threshold)})
-    return {"value": value.get(CLASS_KEY, 0.0), "threshold": threshold,
+    return {**_measured(value.get(CLASS_KEY), "TFDV could not compare the predicted classes"),
+            "threshold": threshold,
             "window": _rounded(shares(window.datasets[0], CLASS_KEY)),
             "reference": _rounded(shares(reference.datasets[0], CLASS_KEY))}
 
@@ -111,10 +112,17 @@ def _rounded(found: Dict[str, float]) -> Dict[str, float]:
     return {key: round(value, 4) for key, value in sorted(found.items())}
 
 
-def low_share(confidence: Sequence[float], below: float) -> float:
-    """The share of answers whose top probability is under `below` (NaNs left out)."""
+def low_share(confidence: Sequence[float], below: float) -> Optional[float]:
+    """The share of answers whose top probability is under `below` (NaNs left out); None
+    when no answer has a confidence."""
     known = np.asarray([c for c in confidence if not np.isnan(c)])
-    return round(float(np.mean(known < below)), DIGITS) if known.size else 0.0
+    return round(float(np.mean(known < below)), DIGITS) if known.size else None
+
+
+def _measured(value: Optional[float], why_not: str) -> dict:
+    """{"value"} of a measure; where it could not be computed, {"value": None, "not_measured":
+    why}: never 0.0, which would read as "no drift"."""
+    return {"value": value} if value is not None else {"value": None, "not_measured": why_not}
 
 
 def _mean(stats: Optional[Statistics]) -> Optional[float]:
@@ -128,7 +136,8 @@ def confidence_drift(window: Optional[Statistics], reference: Optional[Statistic
     if window is None or reference is None:
         return None
     value = compared(window, reference, {CONFIDENCE_KEY: _jsd(threshold)})
-    return {"value": value.get(CONFIDENCE_KEY, 0.0), "threshold": threshold,
+    return {**_measured(value.get(CONFIDENCE_KEY), "TFDV could not compare the confidences"),
+            "threshold": threshold,
             "window_mean": _mean(window), "reference_mean": _mean(reference)}
 
 
@@ -143,7 +152,8 @@ def prediction_measures(predicted: Sequence[int], confidence: Sequence[float],
     found = {"prediction_drift": prediction_drift(window_classes, eval_classes,
                                                   settings.prediction_drift),
              "low_confidence_share": {
-                 "value": low_share(confidence, settings.low_confidence),
+                 **_measured(low_share(confidence, settings.low_confidence),
+                             "no answer in the window has a confidence"),
                  "threshold": settings.low_confidence_rise,
                  "reference": low_share(evaluated["confidence"], settings.low_confidence)}}
     drift = confidence_drift(window_confidence, eval_confidence, settings.confidence_drift)

@@ -9,8 +9,9 @@ from typing import Dict
 
 from prometheus_client import CollectorRegistry, Gauge, push_to_gateway
 
+from components.common import limits
 from pipeline.errors import PipelineFailed
-from pipeline.monitoring.measures import DIGITS
+from pipeline.monitoring import alerts
 
 JOB = "imagepipe_monitor"
 PREFIX = "imagepipe_monitor_"
@@ -70,10 +71,12 @@ def metrics_registry(result: Dict) -> CollectorRegistry:
     drift = _pair(registry, "input_drift", "Input drift of one image feature (TFDV's "
                   "comparator on brightness, size or grayscale share), window against "
                   "the training split", [*labels, "feature"])
+    # A measure that could not be computed is not pushed: no series reads as "no drift".
     for feature, measure in sorted(measures.get("input_drift", {}).items()):
-        _set_pair(drift, measure, {**labels, "feature": feature})
+        if alerts.measured("input_drift", measure):
+            _set_pair(drift, measure, {**labels, "feature": feature})
     for key, (name, text) in _MEASURES.items():
-        if measures.get(key) is not None:
+        if alerts.measured(key, measures.get(key)):
             _set_pair(_pair(registry, name, text, list(labels)), _bound(key, measures[key]),
                       labels)
     for key, (name, text) in _COUNTS.items():
@@ -89,16 +92,18 @@ def _bound(key: str, measure: Dict) -> Dict:
     """The measure with the threshold its value is compared with, as an absolute value.
 
     Low confidence and accuracy alert on a change from the eval split's own value, so
-    their line is that reference moved by the allowed rise or drop (pipeline/monitoring/
-    alerts.py), rounded as the values are: 0.97 - 0.05 is 0.92 here, as it is there.
+    their line is that reference moved by the allowed rise or drop, summed exactly
+    (components/common/limits.py) and then made a float: the rule's float comparison of
+    two decimals of at most a dozen digits then agrees with pipeline/monitoring/alerts.py's
+    exact one (0.97 - 0.05 is 0.92 here, as it is there).
     """
     if key == "low_confidence_share":
-        line = measure["reference"] + measure["threshold"]
+        line = limits.exact(measure["reference"]) + limits.exact(measure["threshold"])
     elif key == "accuracy":
-        line = measure["reference"] - measure["threshold"]
+        line = limits.exact(measure["reference"]) - limits.exact(measure["threshold"])
     else:
         return measure
-    return {**measure, "threshold": round(line, DIGITS)}
+    return {**measure, "threshold": limits.as_float(line)}
 
 
 def _pair(registry: CollectorRegistry, name: str, text: str, labelnames) -> tuple:

@@ -47,17 +47,16 @@ def confusion_matrix(evaluation_uri: str, num_classes: int) -> Optional[List[Lis
     return None
 
 
-def _failure_text(failure) -> str:
-    """One TFMA threshold failure, e.g. 'accuracy change vs baseline -0.0300 < -0.01'."""
-    key, threshold = failure.metric_key, failure.metric_threshold
+def _failure_text(failure, config: PipelineConfig) -> str:
+    """One TFMA threshold failure, e.g. 'accuracy change vs baseline -0.0300 < -0.01'.
+
+    The bounds are the typed ones: TFMA holds float32 or widened copies of them
+    (pipeline/dag.py as_metric_float, change_bound)."""
     value = failure.metric_value.double_value.value
-    if key.is_diff:
-        bound = threshold.change_threshold.absolute.value
-        return f"accuracy change vs baseline {value:+.4f} < {bound:+.4f} allowed"
-    # The bound is float32 (pipeline/dag.py as_metric_float): 0.699999988 is shown as the
-    # 0.7 the user gave, and 1.0 as 1.0.
-    bound = round(threshold.value_threshold.lower_bound.value, 6)
-    return f"accuracy {value:.4f} < threshold {bound}"
+    if failure.metric_key.is_diff:
+        return (f"accuracy change vs baseline {value:+.4f} < -{config.baseline_tolerance} "
+                "allowed")
+    return f"accuracy {value:.4f} < threshold {config.accuracy_threshold}"
 
 
 def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float]) -> str:
@@ -67,6 +66,6 @@ def blessing_reason(validation, config: PipelineConfig, baseline: Optional[float
         if baseline is None:
             return reason + "; no blessed baseline yet"
         return reason + f" and >= baseline {baseline:.4f} - {config.baseline_tolerance}"
-    failures = [_failure_text(f) for per_slice in validation.metric_validations_per_slice
+    failures = [_failure_text(f, config) for per_slice in validation.metric_validations_per_slice
                 for f in per_slice.failures]
     return "; ".join(failures) or "TFMA validation failed: " + str(validation)[:300]

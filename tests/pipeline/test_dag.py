@@ -62,7 +62,8 @@ def test_eval_config_thresholds_bind_the_overall_slice_only(config):
     assert [s.feature_keys for s in per_slice.slicing_specs] == [[]]
     threshold = per_slice.threshold
     assert threshold.value_threshold.lower_bound.value == pytest.approx(0.7)
-    assert threshold.change_threshold.absolute.value == pytest.approx(-0.02)
+    # TFMA's change bound is just outside the tolerance; the Evaluator's exact gate decides.
+    assert -0.02 - 2e-6 < threshold.change_threshold.absolute.value < -0.02
     assert [s.feature_keys for s in eval_config(planned(config).config).slicing_specs] == [
         [], ["image/class/label"], ["image/slice/size"], ["image/slice/color"],
         ["image/slice/aspect"], ["image/group"]]

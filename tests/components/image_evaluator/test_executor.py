@@ -78,14 +78,16 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistic
     """The executor for real, with `threshold` (0) and no baseline, `drift` its drift
     input, `statistics` its statistics one; returns its outputs."""
     from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
+    from components.common.parameters import encode
     from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
     from pipeline.dag import eval_config
     model = standard_artifacts.Model()
     model.uri = str(tmp_path / "model")
     shutil.copytree(exported_model.model_dir, os.path.join(model.uri, "Format-Serving"))
     outputs = _outputs(tmp_path)
-    properties.update({specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(
-                           eval_config(PipelineConfig(accuracy_threshold=threshold))),
+    config = PipelineConfig(accuracy_threshold=threshold)
+    properties = {**encode(config.audit_settings()), **properties}  # the typed thresholds
+    properties.update({specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(eval_config(config)),
                        specs.EXAMPLE_SPLITS_KEY: json.dumps(["eval"])})
     beam_args = with_setup_file(LOCAL_BEAM_ARGS.split(), LOCAL_SETUP_FILE)
     context = BaseBeamExecutor.Context(beam_pipeline_args=beam_args, tmp_dir=str(tmp_path / "t"))
@@ -317,7 +319,7 @@ def test_leaked_eval_images_cannot_lift_the_accuracy_over_the_threshold(tmp_path
     assert blessing.get_float_custom_property(ACCURACY_PROPERTY) == pytest.approx(0.6)
     assert blessing.get_int_custom_property("blessed") == 0
     reason = blessing.get_string_custom_property(VETOED_PROPERTY)
-    assert "accuracy without the 20 eval image(s) that have a copy in train 0.333 (n=30) " \
+    assert "accuracy without the 20 eval image(s) that have a copy in train 0.3333 (n=30) " \
            "below --accuracy-threshold 0.5" in reason
     judged = json.loads(blessing.get_string_custom_property(JUDGED_ON_PROPERTY))
     assert judged["figure"] == "accuracy_without_leaked" and judged["examples"] == 30

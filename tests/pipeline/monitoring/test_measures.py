@@ -80,4 +80,7 @@ def test_answers_without_a_confidence_leave_the_confidence_unmeasured():
     found = measures.prediction_measures([0, 1], [float("nan")] * 2,
                                          _reference([0, 1], [0.9, 0.8]), ["a", "b"],
                                          MonitorSettings())
-    assert "confidence" not in found and found["low_confidence_share"]["value"] == 0
+    # "not measured", with the reason: a 0.0 would read as "no answer was unsure"
+    share = found["low_confidence_share"]
+    assert "confidence" not in found and share["value"] is None
+    assert "confidence" in share["not_measured"]

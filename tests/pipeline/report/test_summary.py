@@ -41,7 +41,7 @@ def test_failures_name_value_and_bound():
                                      _failure(-0.03, is_diff=True, absolute=-0.01)),
                              CONFIG, 0.88)
     assert reason == ("accuracy 0.8500 < threshold 0.9; "
-                      "accuracy change vs baseline -0.0300 < -0.0100 allowed")
+                      "accuracy change vs baseline -0.0300 < -0.01 allowed")
 
 
 def test_format_summary_shows_the_numbers_that_matter():
@@ -109,9 +109,10 @@ def test_the_tflite_line_names_the_version_or_the_converters_refusal_only():
 
 
 def test_a_float32_threshold_reads_as_the_one_the_user_gave():
-    # The eval config holds float32 bounds (pipeline/dag.py as_metric_float).
+    # The eval config holds float32 bounds (pipeline/dag.py as_metric_float); the reason
+    # names the typed ones, however many digits they have.
     import numpy as np
-    for given in (0.7, 1.0):
+    for given in (0.7, 1.0, 0.9607843137254902):
         reason = blessing_reason(_result(_failure(0.5, lower=float(np.float32(given)))),
-                                 CONFIG, None)
+                                 CONFIG.replace(accuracy_threshold=given), None)
         assert reason == f"accuracy 0.5000 < threshold {given}"

@@ -85,7 +85,7 @@ def test_the_accuracy_without_leaked_images_is_held_to_the_threshold():
              "leakage": {"leaked": 20, "accuracy_without": 0.4, "gain": 0.2}}
     gates, blocked = apply_gates(AuditSettings(None, None, None), audit, 0.5)
     assert gates["min_leak_free_accuracy"] == {"limit": 0.5, "value": 0.4, "passed": False}
-    assert blocked == ["accuracy without the 20 eval image(s) that have a copy in train 0.400 "
+    assert blocked == ["accuracy without the 20 eval image(s) that have a copy in train 0.4000 "
                        "(n=30) below --accuracy-threshold 0.5"]
     assert judged_on(audit, 0.6, 0.5) == {"figure": "accuracy_without_leaked", "value": 0.4,
                                           "leaked": 20, "examples": 30, "threshold": 0.5,
