@@ -197,3 +197,25 @@ def test_tfma_never_refuses_what_the_exact_gates_pass(edge):
                key.make_diff_key(): candidate - baseline}
     result = metrics_validator.validate_metrics(((), metrics), config)
     assert result.validation_ok, result
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from((*THRESHOLDS, 0.1, 0.2)))
+def test_span_drift_equal_to_its_threshold_is_no_drift(threshold):
+    """The drift validator's verdict on TFDV's measures: a measure equal to its threshold
+    is no drift, the next float above it is (whatever TFDV's own flag said)."""
+    from tensorflow_metadata.proto.v0 import anomalies_pb2, statistics_pb2
+    from components.drift_validator import comparators
+    from components.drift_validator.judge import verdict
+    from components.drift_validator.settings import DriftSettings
+    empty = statistics_pb2.DatasetFeatureStatistics()
+    entry = {"span": 2, "previous_span": 1}
+    for value, drifted in ((threshold, False), (np.nextafter(threshold, 1.0), True)):
+        anomalies = anomalies_pb2.Anomalies()
+        info = anomalies.drift_skew_info.add()
+        info.path.step.append(comparators.PATHS["brightness"][0])
+        info.drift_measurements.add(value=float(value), threshold=threshold)
+        found = verdict(entry, anomalies, empty, empty,
+                        DriftSettings(label=1.0, brightness=threshold, size=1.0, grayscale=1.0))
+        assert found["features"]["brightness"]["drifted"] is drifted
+        assert (found["verdict"] == "drift") is drifted
