@@ -1,5 +1,5 @@
-"""The Tuner's executor: TFX's search and outputs, then trials.json and choice.json beside
-tuner_results.json."""
+"""The Tuner's executor: TFX's search and outputs, then trials.json, choice.json and
+holdout_results.json beside tuner_results.json."""
 from typing import Any, Dict, List
 
 from tfx import types
@@ -26,4 +26,4 @@ class Executor(tuner_executor.Executor):
         tuner_executor.write_best_hyperparameters(tuner, output_dict)
         write_trials(artifact_utils.get_single_uri(
             output_dict[standard_component_specs.TUNER_RESULTS_KEY]), rows,
-            getattr(tuner, "choice", None))
+            getattr(tuner, "choice", None), getattr(tuner, "holdout_results", None))

@@ -2,12 +2,15 @@
 `tuning` lists."""
 import json
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from components.common.storage import files
 
 TRIALS_FILE = "trials.json"
 CHOICE_FILE = "choice.json"  # modules/tuning/choice.py's verdict
+# Each trial's per-image results on the holdout, what the choice compared: one character
+# per held-out image, in the holdout's order, "1" right and "0" wrong.
+HOLDOUT_FILE = "holdout_results.json"
 # What TFX's Tuner executor writes into the HyperParameters artifact.
 BEST_FILE = "best_hyperparameters.txt"
 
@@ -36,11 +39,28 @@ def trial_rows(tuner) -> List[dict]:
     return rows
 
 
-def write_trials(folder: str, rows: List[dict], choice: Optional[dict] = None) -> None:
-    """The rows, and the search's choice where it made one (a module's own tuner does not)."""
+def write_trials(folder: str, rows: List[dict], choice: Optional[dict] = None,
+                 holdout_results: Optional[Dict[str, Sequence]] = None) -> None:
+    """The rows, and the search's choice and the per-image holdout results it compared,
+    where it made one (a module's own tuner does not)."""
     files.write_text(os.path.join(folder, TRIALS_FILE), json.dumps(rows, indent=2))
     if choice is not None:
         files.write_text(os.path.join(folder, CHOICE_FILE), json.dumps(choice, indent=2))
+    if holdout_results:
+        encoded = {trial_id: "".join("1" if right else "0" for right in correct)
+                   for trial_id, correct in holdout_results.items()}
+        files.write_text(os.path.join(folder, HOLDOUT_FILE), json.dumps(encoded, indent=2))
+
+
+def read_holdout_results(folder: str) -> Dict[str, List[bool]]:
+    """Each trial's per-image holdout results (True: right) as write_trials wrote them, by
+    trial id in the order the trials ran: what modules/tuning/choice.py's `choose` reads;
+    {} when absent."""
+    path = os.path.join(folder, HOLDOUT_FILE)
+    if not files.exists(path):
+        return {}
+    return {trial_id: [char == "1" for char in encoded]
+            for trial_id, encoded in json.loads(files.read_text(path)).items()}
 
 
 def read_trials(folder: str) -> List[dict]:

@@ -5,7 +5,8 @@ refuses a tf_keras model in `_try_build`), so this subclasses `BaseTuner`,
 which leaves the trial to us, and uses KerasTuner's oracle for the search
 itself: random trials first, then a Gaussian-process Bayesian optimizer.
 Trial 0 is the plan's own settings, scored like any other, and the Trainer
-keeps them unless a trial beats them by a margin (choice.py).
+keeps them unless a trial is right on significantly more of the same held-out
+images (choice.py): each trial keeps its per-image results on the holdout.
 
 Bad trials stop early by the median stopping rule (Golovin et al., "Google
 Vizier", KDD 2017): after an epoch, past the first quarter of its epochs, a
@@ -34,7 +35,8 @@ from modules.signatures import tft_normalization
 from modules.networks import space
 from modules.tuning import trial_data
 from modules.tuning.choice import choose, describe
-from modules.tuning.settings import TuningParams
+from modules.tuning.settings import TuningParams, sample_size
+from modules.tuning.significance import rule_line
 
 OBJECTIVE = "val_accuracy"
 # Median stopping needs this many completed trials to compare with, and
@@ -53,15 +55,19 @@ MAX_FAILED_IN_A_ROW = 3
 
 
 class _Stopper(keras.callbacks.Callback):
-    """Stops a trial at the search's deadline (after any batch, once `min_epochs` ran) or
-    by the median rule."""
+    """Scores a trial on the holdout after every epoch, image by image, keeping the
+    results of its best epoch (the trial's score, and what choice.py compares); stops
+    it at the search's deadline (after any batch, once `min_epochs` ran) or by the
+    median rule."""
 
-    def __init__(self, deadline: float, others: List[List[float]], min_epochs: int = 0,
-                 epochs: int = 0):
+    def __init__(self, deadline: float, others: List[List[float]], holdout,
+                 labels: np.ndarray, min_epochs: int = 0, epochs: int = 0):
         super().__init__()
         self.deadline, self.others, self.min_epochs = deadline, others, min_epochs
+        self.holdout, self.truth = holdout, np.argmax(labels, axis=-1)
         self.judged_from = median_from(epochs)
         self.curve: List[float] = []
+        self.correct: Optional[np.ndarray] = None  # per held-out image, at the best epoch
         self.reason: Optional[str] = None
 
     def on_train_batch_end(self, batch, logs=None):
@@ -70,7 +76,12 @@ class _Stopper(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
-        self.curve.append(float((logs or {}).get(OBJECTIVE, 0.0)))
+        # Our own scoring, not Keras's validation: the same accuracy, image by image.
+        predicted = self.model.predict(self.holdout, verbose=0)
+        correct = np.argmax(predicted, axis=-1) == self.truth
+        if not self.curve or correct.mean() > max(self.curve):
+            self.correct = correct
+        self.curve.append(float(correct.mean()))
         if self.reason is None and _below_median(self.curve, self.others, self.judged_from):
             self.reason = "median rule"
             self.model.stop_training = True
@@ -93,7 +104,8 @@ def _below_median(curve: List[float], others: List[List[float]],
 
 class ImageTuner(kt.engine.base_tuner.BaseTuner):
     """Runs each trial as the Trainer would train, on the sampled images; keeps a record
-    of every trial (its epochs, seconds and why it stopped) for the summary."""
+    of every trial (its epochs, seconds and why it stopped) for the summary, and its
+    per-image results on the holdout for the choice."""
 
     def __init__(self, oracle, params: TrainerParams, settings: TuningParams, module=None,
                  **kwargs):
@@ -101,7 +113,8 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         self.params, self.settings, self.module = params, settings, module
         self.deadline = float("inf")  # set when the search starts
         self.records: Dict[str, dict] = {}
-        self.holdout_images = 0  # set by the first trial
+        # Each trial's per-image results on the holdout (True: right), at its best epoch.
+        self.holdout_results: Dict[str, np.ndarray] = {}
         self.choice: Optional[dict] = None  # set when the search ends (choice.py)
         self._curves: List[List[float]] = []
 
@@ -125,11 +138,12 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
 
     def on_search_end(self):
         super().on_search_end()
-        scores = {key: trial.score for key, trial in sorted(self.oracle.trials.items())
-                  if trial.status == kt.engine.trial.TrialStatus.COMPLETED
-                  and trial.score is not None}  # failed trials fill in, without a score
-        if scores:
-            self.choice = choose(scores, _plan_trial(self.oracle), self.holdout_images)
+        results = {key: self.holdout_results[key]
+                   for key, trial in sorted(self.oracle.trials.items())
+                   if trial.status == kt.engine.trial.TrialStatus.COMPLETED
+                   and key in self.holdout_results}  # a failed trial has no results
+        if results:
+            self.choice = choose(results, _plan_trial(self.oracle))
             print(f"          {describe(self.choice)}; {len(self.oracle.trials)} trials",
                   flush=True)
 
@@ -142,45 +156,42 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
         chosen = self.oracle.trials[self.choice["trained"]].hyperparameters
         return ([chosen] + [hp for hp in ranked if hp is not chosen])[:num_trials]
 
+    def _schedule(self, params: TrainerParams, data: trial_data.TrialData, is_plan: bool):
+        """The Trainer's schedule for the sample, at the search's share of its epochs.
+
+        The plan's trial trains the Trainer's own length: that is what the Trainer gives
+        it when it wins. At the others' share a model planned for its full schedule (the
+        half-width cnn on the digits: docs/tuning.md) trails trials that learn faster and
+        finish worse. So choice.py compares each rival, at its share, with the plan's
+        full-length results on the same images: the bias is the safe one.
+        """
+        schedule = training_schedule(params, len(data.fit_images), len(data.holdout_images),
+                                     params.batch_size)
+        share = 1.0 if is_plan else self.settings.epoch_share
+        return dataclasses.replace(schedule, epochs=max(1, round(schedule.epochs * share)))
+
     def run_trial(self, trial, data: trial_data.TrialData, normalization=None, verbose=0):
         started = time.monotonic()
-        self.holdout_images = len(data.holdout_images)
         # The plan's trial has no values: it builds and trains as the untuned Trainer.
         params = space.apply(self.params, trial.hyperparameters.values)
         keras.backend.clear_session()
         keras.utils.set_random_seed(params.seed)
-        batch = params.batch_size
-        schedule = training_schedule(params, len(data.fit_images), len(data.holdout_images),
-                                     batch)
-        # The plan's trial trains the Trainer's own length: that is what the Trainer gives
-        # it when it wins. At the others' share a model planned for its full schedule
-        # (the half-width cnn on the digits: docs/tuning.md) trails trials that learn
-        # faster and finish worse. The bias is the safe one: a trial
-        # must beat the plan's full-length score at its share.
         is_plan = trial.trial_id == _plan_trial(self.oracle)
-        share = 1.0 if is_plan else self.settings.epoch_share
-        epochs = max(1, round(schedule.epochs * share))
-        schedule = dataclasses.replace(schedule, epochs=epochs)
+        schedule = self._schedule(params, data, is_plan)
+        epochs = schedule.epochs
         model = build_model(params, data.shape, data.classes, normalization, self.module)
         augment = user_module.augment_fn(self.module, params) if self.module else None
-        train = trial_data.fit_batches(data, params, batch, augment)
+        train = trial_data.fit_batches(data, params, params.batch_size, augment)
         # The first trial runs an epoch whatever the budget: the Trainer needs a best.
-        stopper = _Stopper(self.deadline, self._curves, min_epochs=0 if self.records else 1,
+        stopper = _Stopper(self.deadline, self._curves,
+                           trial_data.holdout_batches(data, params.batch_size),
+                           data.holdout_labels, min_epochs=0 if self.records else 1,
                            epochs=epochs)
-        for phase in phases(params, schedule):
-            if phase.name == "fine-tune":
-                from modules.networks.backbones import unfreeze_top
-                unfreeze_top(model, params.model, space.architecture(params).unfreeze)
-            compile_model(model, params.optimizer, phase.learning_rate, 1,
-                          params.label_smoothing)
-            model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
-                      steps_per_epoch=schedule.steps_per_epoch, verbose=0,
-                      validation_data=trial_data.holdout_batches(data, batch),
-                      callbacks=[stopper])
-            if stopper.reason:
-                break
+        _fit(model, params, schedule, train, stopper)
         if stopper.reason is None:  # the median rule compares with completed trials
             self._curves.append(stopper.curve)
+        if stopper.correct is not None:
+            self.holdout_results[trial.trial_id] = stopper.correct
         score = max(stopper.curve) if stopper.curve else 0.0
         self.records[trial.trial_id] = {
             "epochs_run": len(stopper.curve), "epochs_planned": epochs,
@@ -190,6 +201,21 @@ class ImageTuner(kt.engine.base_tuner.BaseTuner):
               f"{len(stopper.curve)}/{epochs} epochs" +
               (f", stopped ({stopper.reason})" if stopper.reason else ""), flush=True)
         return {OBJECTIVE: score}
+
+
+def _fit(model, params: TrainerParams, schedule, train, stopper: _Stopper) -> None:
+    """Trains `model` phase by phase (a backbone's head, then fine-tuning) until the
+    schedule ends or `stopper` stops it."""
+    for phase in phases(params, schedule):
+        if phase.name == "fine-tune":
+            from modules.networks.backbones import unfreeze_top
+            unfreeze_top(model, params.model, space.architecture(params).unfreeze)
+        compile_model(model, params.optimizer, phase.learning_rate, 1, params.label_smoothing)
+        # No validation_data: the stopper scores the holdout itself, image by image.
+        model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
+                  steps_per_epoch=schedule.steps_per_epoch, verbose=0, callbacks=[stopper])
+        if stopper.reason:
+            break
 
 
 class _PlanFirstOracle(kt.oracles.BayesianOptimizationOracle):
@@ -266,6 +292,9 @@ def tuner_for(fn_args: FnArgs, declare: Optional[Callable] = None) -> TunerFnRes
     print(f"          tuning on {len(data.fit_images)} train images, scored on "
           f"{len(data.holdout_images)} held out of train; at most {settings.trials} trials "
           f"in {settings.minutes:g} min", flush=True)
+    rule = rule_line(len(data.holdout_images), settings.trials - 1)
+    if rule:
+        print(f"          {rule}", flush=True)
     # verbose 0: the oracle's own tables; each trial prints one line instead.
     return TunerFnResult(tuner=tuner, fit_kwargs={"data": data, "normalization": normalization,
                                                   "verbose": 0})
@@ -275,7 +304,7 @@ def _sample(fn_args: FnArgs, params: TrainerParams, settings: TuningParams, tft_
             shape) -> trial_data.TrialData:
     from modules.training.input_pipeline import make_dataset, split_examples  # TF: late
     labels = read_labels(f"{examples_uri_of(fn_args.train_files[0])}/{LABELS_FILE}")
-    count = trial_data.sample_size(split_examples(fn_args.train_files[0]), shape, settings)
+    count = sample_size(split_examples(fn_args.train_files[0]), shape, settings)
     dataset = make_dataset(fn_args.train_files, fn_args.data_accessor, tft_output,
                            params.batch_size, True, params.seed, len(labels))
     return trial_data.load(dataset, count, params.batch_size, settings.holdout_share)

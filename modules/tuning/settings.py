@@ -4,6 +4,8 @@ Light on purpose (no TensorFlow); pipeline/planning/plan.py builds them, and
 pipeline/config.py and pipeline/planning/rules.py hold their values.
 """
 import dataclasses
+import math
+from typing import Optional, Sequence
 
 from components.common import parameters
 
@@ -28,3 +30,25 @@ class TuningParams:
     @classmethod
     def from_custom_config(cls, custom_config: dict) -> "TuningParams":
         return parameters.from_custom_config(cls, TUNING_CONFIG_KEY, custom_config)
+
+
+def sample_size(train_examples: int, image_shape: Sequence[int], settings: TuningParams) -> int:
+    """How many train images the trials use: all, or as many as the caps allow."""
+    per_image = 4 * math.prod(image_shape)  # float32 pixels
+    return max(2, min(train_examples, settings.max_examples, settings.max_bytes // per_image))
+
+
+def holdout_size(sampled: int, holdout_share: float) -> int:
+    """How many of the `sampled` images score the trials: the share, at least one, and at
+    least one left to train on."""
+    return min(sampled - 1, max(1, round(sampled * holdout_share)))
+
+
+def planned_holdout(train_examples: Optional[int], image_shape: Sequence[int],
+                    settings: TuningParams) -> Optional[int]:
+    """The holdout a search will score its trials on; None where the train split's size
+    is not known before ingestion (TFRecords)."""
+    if not train_examples:
+        return None
+    return holdout_size(sample_size(train_examples, image_shape, settings),
+                        settings.holdout_share)

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from modules.augment import Augmentation, augment_batches
 from modules.params import TrainerParams
-from modules.tuning.settings import TuningParams
+from modules.tuning.settings import holdout_size
 
 
 @dataclasses.dataclass
@@ -35,12 +35,6 @@ class TrialData:
         return self.fit_labels.shape[1]
 
 
-def sample_size(train_examples: int, image_shape, settings: TuningParams) -> int:
-    """How many train images the trials use: all, or as many as the caps allow."""
-    per_image = 4 * int(np.prod(image_shape))  # float32 pixels
-    return max(2, min(train_examples, settings.max_examples, settings.max_bytes // per_image))
-
-
 def load(dataset: tf.data.Dataset, count: int, batch: int, holdout_share: float) -> TrialData:
     """The first `count` (image, one-hot label) pairs of a shuffled, batched `dataset`."""
     images, labels = [], []
@@ -49,7 +43,7 @@ def load(dataset: tf.data.Dataset, count: int, batch: int, holdout_share: float)
         labels.append(y.numpy())
     images = np.concatenate(images)[:count]
     labels = np.concatenate(labels)[:count]
-    held = min(len(images) - 1, max(1, round(len(images) * holdout_share)))
+    held = holdout_size(len(images), holdout_share)
     return TrialData(images[held:], labels[held:], images[:held], labels[:held])
 
 

@@ -9,8 +9,9 @@ from PIL import Image
 from tfx.types import artifact_utils, standard_artifacts
 
 from components.image_tuner.executor import Executor
-from components.image_tuner.trials import (NoTrialError, read_best, read_choice, read_trials,
-                                          tuning_summary)
+from components.image_tuner.trials import (NoTrialError, read_best, read_choice,
+                                          read_holdout_results, read_trials, tuning_summary)
+from modules.tuning.choice import choose
 from modules.tuning.settings import TuningParams
 from tests.transformed import transformed_fixture
 from tests.tuning_params import PARAMS
@@ -69,6 +70,14 @@ def test_every_trial_is_recorded_and_the_best_values_handed_on(transformed, tmp_
                                       "augment_strength"} for row in rows[1:])
     choice = read_choice(results)
     assert choice["plan_trial"] == "0" and choice["holdout_images"] >= 1
+    assert choice["test"] == "mcnemar_exact_holm" and 0 <= choice["p_value"] <= 1
+    # Every trial's per-image results, at the epoch of its score, and the choice made of them.
+    held = read_holdout_results(results)
+    assert list(held) == ["0", "1", "2"]
+    assert all(len(correct) == choice["holdout_images"] for correct in held.values())
+    assert [sum(held[row["trial_id"]]) / len(held["0"]) for row in rows] == pytest.approx(
+        [row["score"] for row in rows], abs=1e-12)
+    assert choose(held, "0") == choice
     winner = next(row for row in rows if row["trial_id"] == choice["trained"])
     assert read_best(best) == winner["values"]
     summary = tuning_summary(best, results, winner["values"])
@@ -120,6 +129,7 @@ def test_a_search_whose_trials_all_lose_keeps_the_plans_settings(tmp_path):
     choice = read_choice(results)
     assert choice["trained"] == "0" and choice["plan_won"]
     assert max(row["score"] for row in rows[1:]) < choice["plan_score"]
+    assert all(rival["lost"] > rival["gained"] for rival in choice["rivals"])
     assert read_best(best) == {}  # the Trainer trains as it would without --tune
 
 
