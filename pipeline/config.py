@@ -189,9 +189,10 @@ class PipelineConfig:
                         "widths, depths, dropout, image sizes, learning rates and augmentation "
                         "strengths (backbones: both phases' learning rates and how much to "
                         "unfreeze; a module file: its own tuner_fn if it has one) on a sample "
-                        "of the train split, and the Trainer trains the best, unless the plan's "
-                        "own settings (trial 0) score within the margin that the holdout's "
-                        "size leaves to chance (docs/tuning.md).")
+                        "of the train split, and the Trainer keeps the plan's own settings "
+                        "(trial 0) unless a trial is right on significantly more of the same "
+                        "held-out images (McNemar's exact test, Holm-corrected; "
+                        "docs/tuning.md).")
     tune_trials: int = _field(10, "With --tune: at most this many trials, the plan's own "
                               "settings (trial 0) among them.")
     tune_minutes: float = _field(30.0, "With --tune: start no trial after this many minutes, "
