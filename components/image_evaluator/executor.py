@@ -59,9 +59,11 @@ class Executor(evaluator_executor.Executor):
         drifted = judge_drift(drift.uri if drift else None, blessing,
                               exec_properties.get(ALLOW_DRIFT_KEY))
         reasons = [drifted] if drifted else []
+        baseline = (input_dict.get(specs.BASELINE_MODEL_KEY) or [None])[0]
         result = audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
                        examples, evaluation.uri, blessing.uri,
-                       decode(AuditSettings, exec_properties), accuracy)
+                       decode(AuditSettings, exec_properties), accuracy,
+                       baseline.uri if baseline else None)
         if "judged_on" in result:
             blessing.set_string_custom_property(JUDGED_ON_PROPERTY,
                                                 json.dumps(result["judged_on"]))
@@ -74,19 +76,21 @@ class Executor(evaluator_executor.Executor):
 
 
 def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
-          settings: AuditSettings, overall: Optional[float]) -> dict:
+          settings: AuditSettings, overall: Optional[float],
+          baseline_uri: Optional[str] = None) -> dict:
     """Runs the audit, writes audit.json (and audit/) into both folders; returns the audit
     (its gates' reasons under "blocked", its predictions under PREDICTIONS).
 
     The gates hold TFMA's accuracy and its change from the baseline to the thresholds as
     typed (`settings`), exactly (audit/gates.py accuracy_gates): TFMA's own float
     validator only pre-filters. An error in the audit fails the Evaluator: a model must
-    not pass gates that were never checked.
+    not pass gates that were never checked. `baseline_uri`: the baseline Model, which the
+    audit scores on the same images for the paired difference (None on a first run).
     """
     try:
         result = run_audit(model_uri, examples_uri, settings, overall,
                            slice_accuracies(evaluation_uri, SLICE_KEYS),
-                           settings.accuracy_threshold)
+                           settings.accuracy_threshold, baseline_uri=baseline_uri)
     except Exception as e:
         raise RuntimeError(f"ImageEvaluator: the model audit of {model_uri} failed "
                            f"({type(e).__name__}: {e}); see "

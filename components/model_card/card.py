@@ -8,6 +8,7 @@ import json
 from typing import List, Optional
 
 from components.common.drift import describe
+from components.common.intervals import wilson_of
 from components.common.model_card_format.card_format import SCHEMA_VERSION
 from components.model_card.sources import CardSources
 
@@ -58,8 +59,10 @@ def _model_details(sources: CardSources) -> dict:
             "documentation": documentation}
 
 
-def _number(value) -> str:
-    return NOT_MEASURED if value is None else f"{float(value):.4f}"
+def _number(value, signed: bool = False) -> str:
+    if value is None:
+        return NOT_MEASURED
+    return f"{float(value):+.4f}" if signed else f"{float(value):.4f}"
 
 
 def _model_parameters(sources: CardSources) -> dict:
@@ -120,7 +123,9 @@ def _health_words(health: Optional[dict]) -> str:
 
 
 def metrics(sources: CardSources) -> List[dict]:
-    """Accuracy overall, per slice, under corruptions and FGSM, and without leaked images."""
+    """Accuracy overall, per class, per slice, under corruptions and FGSM, without leaked
+    images, and its change from the baseline; each accuracy counted on eval images carries
+    its 95% Wilson interval in the schema's `confidence_interval`."""
     audit = sources.audit
     if not audit:
         accuracy = sources.record.get("accuracy")
@@ -128,25 +133,66 @@ def metrics(sources: CardSources) -> List[dict]:
                  "slice": "overall (eval split; the Evaluator's figure, no audit)"},
                 {"type": "audit", "value": NOT_MEASURED,
                  "slice": "slices, robustness, FGSM, leakage"}]
-    found = [{"type": "accuracy", "value": _number(audit.get("accuracy")),
-              "slice": f"overall ({audit.get('examples', '?')} eval examples)"}]
-    return found + _slice_metrics(audit.get("slices")) + \
-        _robustness_metrics(audit.get("robustness")) + _leakage_metrics(audit.get("leakage"))
+    found = [_metric("accuracy", audit.get("accuracy"),
+                     f"overall ({audit.get('examples', '?')} eval examples)",
+                     _interval(audit.get("accuracy"), audit.get("examples"),
+                               audit.get("accuracy_interval")))]
+    return found + _class_metrics(audit.get("per_class")) + \
+        _slice_metrics(audit.get("slices")) + _robustness_metrics(audit.get("robustness")) + \
+        _leakage_metrics(audit.get("leakage"), audit.get("examples")) + \
+        _baseline_metrics(audit.get("baseline"))
 
 
-def _metric(kind: str, value, slice_name: str) -> dict:
-    return {"type": kind, "value": _number(value), "slice": slice_name}
+def _interval(value, examples, interval=None) -> Optional[list]:
+    """A figure's 95% interval: the one recorded, else Wilson's from its count; None
+    without a count (an older audit's figure, a mean over corruptions)."""
+    if interval:
+        return interval
+    if value is None or not isinstance(examples, int) or examples <= 0:
+        return None
+    return list(wilson_of(value, examples))
+
+
+def _metric(kind: str, value, slice_name: str, interval: Optional[list] = None,
+            signed: bool = False) -> dict:
+    found = {"type": kind, "value": _number(value, signed), "slice": slice_name}
+    if interval:
+        found["confidence_interval"] = {"lower_bound": _number(interval[0], signed),
+                                        "upper_bound": _number(interval[1], signed)}
+    return found
+
+
+def _class_metrics(per_class: Optional[dict]) -> List[dict]:
+    """Each class's accuracy on the audited eval images (audits before per-class: none)."""
+    return [_metric("accuracy", cell.get("accuracy"),
+                    f"class {name} ({cell.get('examples', '?')} examples)",
+                    _interval(cell.get("accuracy"), cell.get("examples"), cell.get("interval")))
+            for name, cell in (per_class or {}).items()]
+
+
+def _baseline_metrics(baseline: Optional[dict]) -> List[dict]:
+    """The change from the last blessed model, paired on the same images, when the audit
+    scored both."""
+    if not baseline or not baseline.get("examples"):
+        return []
+    return [_metric("accuracy change from the last blessed model (this model minus it)",
+                    baseline["difference"], f"paired on the same {baseline['examples']} eval "
+                    "examples", baseline.get("interval"), signed=True)]
 
 
 def _slice_metrics(slices: Optional[dict]) -> List[dict]:
     if not slices:
         return [{"type": "accuracy by slice", "value": NOT_MEASURED, "slice": "slices"}]
     found = [_metric("accuracy", cell.get("accuracy"),
-                     f"{feature}={value} ({cell.get('examples', '?')} examples)")
+                     f"{feature}={value} ({cell.get('examples', '?')} examples)",
+                     _interval(cell.get("accuracy"), cell.get("examples"), cell.get("interval")))
              for feature, values in (slices.get("by_feature") or {}).items()
              for value, cell in values.items()]
-    return found + [_metric("accuracy gap, worst slice to overall", slices.get("gap"),
-                            "slices")]
+    found.append(_metric("accuracy gap, worst slice to overall", slices.get("gap"), "slices"))
+    if slices.get("judged_gap") is not None:
+        found.append(_metric("accuracy gap beyond chance, overall minus the lowest 95% upper "
+                             "bound of a slice", slices["judged_gap"], "slices"))
+    return found
 
 
 def _robustness_metrics(robustness: Optional[dict]) -> List[dict]:
@@ -163,10 +209,14 @@ def _robustness_metrics(robustness: Optional[dict]) -> List[dict]:
                             f"epsilon {fgsm.get('epsilon', '?')}")]
 
 
-def _leakage_metrics(leakage: Optional[dict]) -> List[dict]:
+def _leakage_metrics(leakage: Optional[dict], examples: Optional[int]) -> List[dict]:
     leakage = leakage or {}
+    left = leakage.get("examples_without")
+    if left is None and isinstance(examples, int):
+        left = examples - leakage.get("leaked", 0)
     return [_metric("accuracy without leaked eval images", leakage.get("accuracy_without"),
-                    f"{leakage.get('leaked', 0)} leaked images left out"),
+                    f"{leakage.get('leaked', 0)} leaked images left out",
+                    _interval(leakage.get("accuracy_without"), left, leakage.get("interval"))),
             _metric("accuracy gain from leaked eval images", leakage.get("gain"), "leakage")]
 
 
@@ -195,8 +245,11 @@ def limitations(sources: CardSources) -> List[str]:
               else f"Label-error suspects: {NOT_MEASURED}.")]
     worst = (audit.get("slices") or {}).get("worst")
     if worst:
+        interval = _interval(worst.get("accuracy"), worst.get("examples"), worst.get("interval"))
         found.append(f"Worst slice: {worst.get('feature')}={worst.get('value')}, accuracy "
-                     f"{_number(worst.get('accuracy'))} on {worst.get('examples')} examples.")
+                     f"{_number(worst.get('accuracy'))} on {worst.get('examples')} examples"
+                     + (f" (95% CI {_number(interval[0])}-{_number(interval[1])})"
+                        if interval else "") + ".")
     corruptions = (audit.get("robustness") or {}).get("corruptions") or {}
     cells = [(acc, name, level) for name, levels in corruptions.items()
              for level, acc in levels.items() if acc is not None]

@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 
 from components.image_evaluator.audit.render import thumbnail
-from pipeline.monitoring.alerts import excess
+from pipeline.monitoring.alerts import alerting
 from pipeline.report.page import STYLE
 from pipeline.report.sections import esc
 
@@ -43,8 +43,11 @@ def _shares(found: dict) -> str:
 
 def _row(name: str, key: str, measure: dict, window: str, reference: str,
          rule: str = "over") -> Row:
-    return Row(name, f"{measure['value']:.4f}", f"{rule} {measure['threshold']:g}", window,
-               reference, excess(key, measure) > 0)
+    """One measure's row; one that could not be computed reads "not measured" and why."""
+    value = (f"{measure['value']:.4f}" if measure.get("value") is not None
+             else f"not measured ({measure.get('not_measured') or 'no value'})")
+    return Row(name, value, f"{rule} {measure['threshold']:g}", window, reference,
+               alerting(key, measure))
 
 
 def measure_rows(measures: dict) -> List[Row]:
@@ -62,12 +65,21 @@ def measure_rows(measures: dict) -> List[Row]:
     if measures.get("low_confidence_share"):
         m = measures["low_confidence_share"]
         rows.append(_row("low-confidence share", "low_confidence_share", m, "",
-                         f"{m['reference']:.4f}", "on a rise over"))
+                         "-" if m["reference"] is None else f"{m['reference']:.4f}",
+                         "on a rise over"))
     if measures.get("accuracy"):
         m = measures["accuracy"]
-        rows.append(_row("accuracy", "accuracy", m, f"{m['labeled']} labelled",
-                         f"{m['reference']:.4f}", "on a drop over"))
+        rows.append(_row("accuracy", "accuracy", m, _labelled(m), f"{m['reference']:.4f}",
+                         "on a drop over"))
     return rows
+
+
+def _labelled(accuracy: dict) -> str:
+    """"40 labelled, 95% CI 0.769-0.961": the live accuracy's sample (monitor.json before
+    intervals: the count only)."""
+    interval = accuracy.get("interval")
+    return f"{accuracy['labeled']} labelled" + (
+        f", 95% CI {interval[0]:.3f}-{interval[1]:.3f}" if interval else "")
 
 
 def console_lines(result: dict, json_file: str) -> List[str]:

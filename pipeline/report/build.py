@@ -89,7 +89,8 @@ def _draw(collect, summary: dict, uris: Dict[str, str], path) -> None:
     _remove(path(PNGS[1]))
     if evaluation["confusion_matrix"] is not None and len(classes) <= charts.MAX_CHART_CLASSES:
         charts.confusion(evaluation["confusion_matrix"], classes, path(PNGS[1]))
-    charts.per_class(evaluation["per_class"], evaluation["accuracy"], path(PNGS[2]))
+    charts.per_class(evaluation["per_class"], evaluation["accuracy"], path(PNGS[2]),
+                     evaluation.get("per_class_interval"))
     charts.curves(collect.training_history(uris["ModelRun"]), path(PNGS[3]),
                   collect.head_epochs(summary.get("training")))
     charts.samples(collect.transformed_samples(uris["TransformGraph"], records, classes),

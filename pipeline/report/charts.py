@@ -145,19 +145,27 @@ def confusion(counts: List[List[int]], classes: List[str], path: str) -> str:
     return _save(fig, path)
 
 
-def per_class(accuracy: Dict[str, float], overall: float, path: str) -> str:
-    """Accuracy of each class against the overall accuracy (classes without eval images: 0)."""
+def per_class(accuracy: Dict[str, float], overall: float, path: str,
+              intervals: Optional[Dict[str, Optional[dict]]] = None) -> str:
+    """Accuracy of each class against the overall accuracy (classes without eval images: 0),
+    each bar with its 95% interval where `intervals` ({name: {"interval"}}) gives one."""
     names = list(accuracy)
     values = [accuracy[n] if accuracy[n] is not None else 0.0 for n in names]
+    bounds = [((intervals or {}).get(n) or {}).get("interval") or (v, v)
+              for n, v in zip(names, values)]
+    errors = [[max(0.0, v - low) for v, (low, _) in zip(values, bounds)],
+              [max(0.0, high - v) for v, (_, high) in zip(values, bounds)]]
     fig, ax = plt.subplots(figsize=(min(max(5.0, 0.4 * len(names) + 2), 42.0), 3.5))
-    ax.bar(range(len(names)), values,
+    ax.bar(range(len(names)), values, yerr=errors if intervals else None,
+           error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "#444"},
            color=[RIGHT if v >= overall else WRONG for v in values])
     ax.axhline(overall, color="#1f77b4", linestyle="--", label=f"overall {overall:.4f}")
     ax.set_xticks(range(len(names)), names, rotation=90 if len(names) > 12 else 0)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("eval accuracy")
     ax.legend(loc="lower right")
-    ax.set_title("per-class accuracy (red: below overall)")
+    ax.set_title("per-class accuracy (red: below overall"
+                 + ("; bars: 95% CI)" if intervals else ")"))
     return _save(fig, path)
 
 

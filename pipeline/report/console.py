@@ -3,7 +3,11 @@ from typing import List, Optional
 
 from components.common.contract import BASELINE_ID, WARM_START_ID
 from modules.tuning.choice import describe
-from pipeline.report.verdicts import FAIL, Verdict, accuracy_text, audit_verdicts, serving
+from pipeline.report.verdicts import (FAIL, Verdict, accuracy_text, audit_verdicts,
+                                      baseline_text, classes_by_accuracy, figure_text, serving,
+                                      with_leaked_text)
+
+LEAST_ACCURATE_CLASSES = 2  # named on the console with their count and interval
 
 
 def data_warnings(empty_classes: List[str], skipped: List[dict]) -> List[str]:
@@ -25,6 +29,20 @@ def _training_line(training: Optional[dict]) -> List[str]:
             f"epoch ({training['first_epoch_s']:.1f}s)"]
 
 
+def _repeat_line(training: Optional[dict]) -> List[str]:
+    """The flags that repeat this training (modules/training/repeat.py), or why none do."""
+    if not training or "repeat_with" not in training:  # no training, or an older run's
+        return []
+    if training["repeat_with"]:
+        return ["repeat    add " + " ".join(training["repeat_with"]) + " to this command to "
+                "train the same again"]
+    stop = training["interrupted"]
+    return ["repeat    none: " + (f"training was interrupted at epoch {stop['epoch']}: "
+                                  f"{stop['reason']}" if stop else
+                                  "it started from a warm start's weights or --tune's search, "
+                                  "which no flag gives")]
+
+
 def tuning_lines(tuning: Optional[dict]) -> List[str]:
     """The search, when --tune ran one: trials, the best score, the values trained with."""
     if not tuning:
@@ -41,11 +59,39 @@ def tuning_lines(tuning: Optional[dict]) -> List[str]:
         [f"          {describe(choice)}"] if choice else [])
 
 
+def ascii_text(text: str) -> str:
+    """The report's signs in ASCII: terminals and CI logs may not show them."""
+    return (text.replace("−", "-").replace("–", "-").replace("ε", "eps")
+            .replace("…", "..."))
+
+
 def _verdict_line(verdict: Verdict) -> str:
-    """`name      text`, in ASCII: terminals and CI logs may not show the report's signs."""
-    text = verdict.text.replace("−", "-").replace("ε", "eps").replace("…", "...")
+    """`name      text`, in ASCII."""
+    text = ascii_text(verdict.text)
     text = text[0].lower() + text[1:]
     return f"{verdict.name:<10}{'FAILED: ' if verdict.status == FAIL else ''}{text}"
+
+
+def accuracy_lines(evaluation: dict) -> List[str]:
+    """The accuracy judged, with its count and 95% interval, and the verdict; the accuracy
+    with leaked eval images; the change from the baseline; the least accurate classes."""
+    lines = ["accuracy  " + accuracy_text(evaluation)
+             + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
+             + f" ({evaluation['reason']})"]
+    with_leaked, baseline = with_leaked_text(evaluation), baseline_text(evaluation)
+    lines += [f"          {with_leaked}"] if with_leaked else []
+    lines += [f"baseline  {baseline}"] if baseline else []
+    return [ascii_text(line) for line in lines + _classes_line(evaluation)]
+
+
+def _classes_line(evaluation: dict) -> List[str]:
+    """The least accurate classes with their counts and intervals, when TFMA counted them."""
+    known = classes_by_accuracy(evaluation)
+    if not known:
+        return []
+    shown = [f"{name} " + figure_text(accuracy, counted["examples"], counted["interval"])
+             for name, accuracy, counted in known[:LEAST_ACCURATE_CLASSES]]
+    return [f"classes   least accurate of {len(known)}: " + ", ".join(shown)]
 
 
 def audit_lines(summary: dict) -> List[str]:
@@ -132,9 +178,7 @@ def format_summary(summary: dict) -> str:
         f"data      {data['path']}: {len(data['classes'])} classes, "
         + ", ".join(f"{k} {v:,}" for k, v in data["splits"].items())
         + f"; {data['skipped']:,} skipped, {data['ignored']:,} ignored",
-        "accuracy  " + accuracy_text(evaluation)
-        + (" - blessed" if evaluation["blessed"] else " - NOT blessed")
-        + f" ({evaluation['reason']})",
+        *accuracy_lines(evaluation),
         *audit_lines(summary),
         *continuous_lines(summary),
         f"pushed    {pushed['serving'] or 'nothing'}",
@@ -143,6 +187,7 @@ def format_summary(summary: dict) -> str:
         *data_warnings(data["empty_classes"], data["skipped_files"]),
         *tuning_lines(summary.get("tuning")),
         *_training_line(summary.get("training")),
+        *_repeat_line(summary.get("training")),
         *_nothing_new_line(summary),
         _time_line(summary),
     ]

@@ -56,7 +56,8 @@ def _plan_rows(summary: dict) -> List[Tuple[str, str]]:
 
 
 def header_rows(summary: dict) -> List[Tuple[str, str]]:
-    """(name, HTML) rows: data, accuracy, the plan, the serving check, pushes, times."""
+    """(name, HTML) rows: data, accuracy (with its count and 95% interval), the change from
+    the baseline, the plan, the serving check, pushes, times."""
     data, evaluation, pushed = summary["data"], summary["eval"], summary["pushed"]
     serving = verdicts.serving(summary)
     card = pushed.get("model_card")
@@ -64,7 +65,10 @@ def header_rows(summary: dict) -> List[Tuple[str, str]]:
         ("data", esc(f"{data['path']} ({data['format']}): {len(data['classes'])} classes, "
                      + ", ".join(f"{k} {v}" for k, v in data["splits"].items())
                      + f"; {data['skipped']} skipped")),
-        ("accuracy", esc(verdicts.accuracy_text(evaluation))),
+        ("accuracy", esc("; ".join(filter(None, [verdicts.accuracy_text(evaluation),
+                                                   verdicts.with_leaked_text(evaluation)])))),
+        *([("baseline", esc(verdicts.baseline_text(evaluation)))]
+          if verdicts.baseline_text(evaluation) else []),
         ("blessed", esc(f"{'yes' if evaluation['blessed'] else 'NO'}: {evaluation['reason']}")),
         *_plan_rows(summary),
         # spans, warm start, drift and a blocked push: the console's lines, "key  value"
@@ -96,6 +100,7 @@ def index_html(summary: dict, pngs: Sequence[str] = PREDICTIONS + TRAINING) -> s
         f'<table class="header">{rows}</table>',
         sections.data_health(summary),
         _pictures("Predictions on the eval split", PREDICTIONS, pngs),
+        sections.per_class(summary),
         sections.suspects(summary), sections.saliency(summary),
         sections.robustness(summary), sections.slices(summary),
         sections.tuning(summary), _pictures("Training", TRAINING, pngs)])

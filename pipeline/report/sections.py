@@ -13,6 +13,7 @@ from pipeline.report import verdicts
 from pipeline.report.verdicts import Verdict
 
 SEVERITIES = ("1", "2", "3")
+PER_CLASS_ROWS = 100  # classes in the per-class table, the least accurate first
 
 
 def esc(value) -> str:
@@ -135,8 +136,14 @@ def _accuracy(value: Optional[float], reference: Optional[float]) -> str:
     return f'<span class="{"low" if low else ""}">{value:.3f}</span>'
 
 
+def _ci(interval: Optional[list]) -> str:
+    """A 95% interval cell: "0.530–0.800", or a dash."""
+    return "–" if not interval else f"{interval[0]:.3f}–{interval[1]:.3f}"
+
+
 def slices(summary: dict) -> str:
-    """Accuracy per value of each slice feature, the worst marked, and the gap."""
+    """Accuracy per value of each slice feature, with its 95% interval, the worst marked,
+    and the gap."""
     result = summary.get("slices")
     if not result:
         return ""
@@ -146,13 +153,33 @@ def slices(summary: dict) -> str:
         rows = [[f"<b>{esc(value)} (worst)</b>" if worst.get("feature") == feature and
                  worst.get("value") == value else esc(value),
                  _accuracy(cell.get("accuracy"), result.get("overall")),
-                 f"{cell.get('examples', 0):,}"] for value, cell in values.items()]
+                 f"{cell.get('examples', 0):,}", _ci(cell.get("interval"))]
+                for value, cell in values.items()]
         tables.append(f"<div><h3>{esc(verdicts.slice_name(feature))}</h3>"
-                      + _table(["value", "accuracy", "eval images"], rows) + "</div>")
+                      + _table(["value", "accuracy", "eval images", "95% CI"], rows) + "</div>")
     note = (f"<p>overall {result.get('overall', 0):.3f}; slices with fewer than "
-            f"{result.get('min_examples', 0):,} images are not ranked</p>")
+            f"{result.get('min_examples', 0):,} images are not ranked; a slice is judged "
+            "below the overall accuracy by the upper bound of its 95% CI (the gap beyond "
+            "chance)</p>")
     return _section("slices", "Slices", [verdicts.slices(summary)],
                     note + f'<div class="slices">{"".join(tables)}</div>')
+
+
+def per_class(summary: dict) -> str:
+    """Each class's accuracy with its eval images and 95% interval, the least accurate first
+    (PER_CLASS_ROWS of them); nothing for a run without the counts (an older one)."""
+    evaluation = summary.get("eval") or {}
+    known = verdicts.classes_by_accuracy(evaluation)
+    if not known:
+        return ""
+    rows = [[esc(name), _accuracy(accuracy, evaluation.get("accuracy")),
+             f"{counted['examples']:,}", _ci(counted["interval"])]
+            for name, accuracy, counted in known[:PER_CLASS_ROWS]]
+    more = len(known) - len(rows)
+    note = (f"<p>the {len(rows):,} least accurate of {len(known):,} classes; summary.json "
+            "has every one</p>" if more > 0 else "")
+    return (f'<section id="per-class"><h2>Accuracy per class</h2>{note}'
+            + _table(["class", "accuracy", "eval images", "95% CI"], rows) + "</section>")
 
 
 def tuning(summary: dict) -> str:

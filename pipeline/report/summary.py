@@ -11,15 +11,17 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 
 from components.common import contract as ids
-from components.common.contract import (DRIFT_PROPERTY, REASON_PROPERTY,
+from components.common.contract import (DRIFT_PROPERTY, LABEL_KEY, REASON_PROPERTY,
                                         SERVING_CHECK_PROPERTY, TFLITE_PARITY_PROPERTY,
                                         VETOED_PROPERTY, read_drift, read_ingest_report)
 from components.common.storage import files
 from components.common.versions import serving_state
+from components.image_evaluator.accuracy import overall_figures, slice_accuracies
 from pipeline.config import PipelineConfig
 from pipeline.report.evaluation import accuracies, blessing_reason, confusion_matrix
 from pipeline.report.metadata import State, latest_run, open_store, outputs, prop
-from pipeline.report import trust
+from pipeline.report import trust, uncertainty
+from pipeline.report.verdicts import chance_text
 
 MATRIX_MAX_CLASSES = 1000
 
@@ -29,25 +31,39 @@ def _eval_section(store, evaluator, config: PipelineConfig, classes: List[str],
     if evaluator is None:
         return {"accuracy": None, "baseline_accuracy": None, "per_class": {},
                 "confusion_matrix": None, "blessed": False, "reason": "the Evaluator did not run",
-                **trust.audit_eval_fields(None, None)}
+                **trust.audit_eval_fields(None, None), **_uncertainty_fields(None, None, [])}
     produced = outputs(store, evaluator)
     uri = produced["ModelEvaluation"].uri
     overall, per_label = accuracies(uri)
     baseline = overall.get("baseline")
-    return {**trust.audit_eval_fields(audit, uri),
-            "accuracy": overall.get("candidate", overall.get("")),
-            "baseline_accuracy": baseline,
-            # null for a class with no eval images (TFMA then has no slice for it)
-            "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
-            # rows: actual class, columns: predicted class, in `data.classes` order
-            # (null above MATRIX_MAX_CLASSES: 1,000 classes is already 4 MB of JSON)
-            "confusion_matrix": (confusion_matrix(uri, len(classes))
-                                 if len(classes) <= MATRIX_MAX_CLASSES else None),
-            "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
-            "reason": "; ".join(filter(None, [
-                blessing_reason(tfma.load_validation_result(uri), config, baseline),
-                prop(produced["ModelBlessing"], VETOED_PROPERTY)])),
-            "vetoed": prop(produced["ModelBlessing"], VETOED_PROPERTY) or None}
+    evaluation = {
+        **trust.audit_eval_fields(audit, uri), **_uncertainty_fields(uri, audit, classes),
+        "accuracy": overall.get("candidate", overall.get("")),
+        "baseline_accuracy": baseline,
+        # null for a class with no eval images (TFMA then has no slice for it)
+        "per_class": {name: per_label.get(label) for label, name in enumerate(classes)},
+        # rows: actual class, columns: predicted class, in `data.classes` order
+        # (null above MATRIX_MAX_CLASSES: 1,000 classes is already 4 MB of JSON)
+        "confusion_matrix": (confusion_matrix(uri, len(classes))
+                             if len(classes) <= MATRIX_MAX_CLASSES else None),
+        "blessed": prop(produced["ModelBlessing"], "blessed") == 1,
+        "vetoed": prop(produced["ModelBlessing"], VETOED_PROPERTY) or None}
+    evaluation["threshold"] = uncertainty.threshold_check(evaluation, config.accuracy_threshold)
+    evaluation["reason"] = "; ".join(filter(None, [
+        blessing_reason(tfma.load_validation_result(uri), config, baseline),
+        evaluation["vetoed"], chance_text(evaluation["threshold"])]))
+    return evaluation
+
+
+def _uncertainty_fields(uri: Optional[str], audit: Optional[dict], classes: List[str]) -> dict:
+    """The counts and 95% intervals of `eval`'s accuracies, and the paired change from the
+    baseline (pipeline/report/uncertainty.py); nulls without an evaluation."""
+    figures = overall_figures(uri) if uri else {}
+    cells = slice_accuracies(uri, [LABEL_KEY]).get(LABEL_KEY, {}) if uri else {}
+    return {**uncertainty.accuracy_fields(figures), **uncertainty.leak_free_fields(audit),
+            "per_class_interval": uncertainty.per_class_intervals(cells, classes),
+            "baseline_difference": uncertainty.baseline_difference(audit, figures),
+            "threshold": None}
 
 
 def _verdict(store, node, artifact_type: str, key: str) -> Optional[dict]:

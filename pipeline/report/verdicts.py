@@ -5,7 +5,7 @@ the page with `overall`; the console prints them after a run. A verdict is
 None where its input is absent (an older run, a model that was not audited).
 """
 import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
 SYMBOLS = {OK: "✓", WARN: "⚠", FAIL: "✗", INFO: "ℹ"}
@@ -70,19 +70,97 @@ def data_health(summary: dict) -> Optional[Verdict]:
     return Verdict("health", WARN, f"{images}: " + ", ".join(problems))
 
 
-def accuracy_text(evaluation: dict) -> str:
-    """The run's accuracy, led by the figure its blessing was judged on: without the eval
-    images that have a copy in train whenever there are any (and any are left)."""
-    accuracy, without = evaluation.get("accuracy"), evaluation.get("accuracy_without_leaked")
-    leaked, baseline = evaluation.get("leaked"), evaluation.get("baseline_accuracy")
+def sample_text(examples: Optional[int], interval: Optional[list]) -> str:
+    """"n=203, 95% CI 0.864–0.943": a figure's count and interval ("" without a count)."""
+    if not examples:
+        return ""
+    text = f"n={examples:,}"
+    return text + (f", 95% CI {interval[0]:.3f}–{interval[1]:.3f}" if interval else "")
+
+
+def figure_text(value: Optional[float], examples: Optional[int] = None,
+                interval: Optional[list] = None, digits: int = 4) -> str:
+    """"0.9113 (n=203, 95% CI 0.864–0.943)"; "n/a" for no figure."""
+    if value is None:
+        return "n/a"
+    sample = sample_text(examples, interval)
+    return f"{value:.{digits}f}" + (f" ({sample})" if sample else "")
+
+
+def _leak_free_examples(evaluation: dict) -> Optional[int]:
+    """The count of the accuracy without leaked images (older summaries: from the audit's)."""
+    found = evaluation.get("accuracy_without_leaked_examples")
     examples = (evaluation.get("audit") or {}).get("examples")
+    if found is None and examples is not None:
+        found = examples - evaluation["leaked"]
+    return found
+
+
+def accuracy_text(evaluation: dict) -> str:
+    """The figure the run's blessing was judged on, with its count and 95% interval: the
+    accuracy without the eval images that have a copy in train whenever there are any (and
+    any are left), else the accuracy."""
+    accuracy, without = evaluation.get("accuracy"), evaluation.get("accuracy_without_leaked")
+    leaked = evaluation.get("leaked")
     if leaked and without is not None:
-        size = f"n={examples - leaked:,}; " if examples is not None else ""
-        text = (f"{without:.4f} without {_count(leaked, 'leaked eval image')} "
-                f"({size}{'n/a' if accuracy is None else f'{accuracy:.4f}'} with)")
-    else:
-        text = "n/a" if accuracy is None else f"{accuracy:.4f}"
-    return text + ("" if baseline is None else f" (baseline {baseline:.4f})")
+        sample = sample_text(_leak_free_examples(evaluation),
+                             evaluation.get("accuracy_without_leaked_interval"))
+        return (f"{without:.4f} without {_count(leaked, 'leaked eval image')}"
+                + (f" ({sample})" if sample else ""))
+    return figure_text(accuracy, evaluation.get("examples"), evaluation.get("accuracy_interval"))
+
+
+def with_leaked_text(evaluation: dict) -> Optional[str]:
+    """The accuracy with the leaked eval images, where accuracy_text leads with the one
+    without them; else None."""
+    accuracy = evaluation.get("accuracy")
+    if not evaluation.get("leaked") or evaluation.get("accuracy_without_leaked") is None:
+        return None
+    sample = sample_text(evaluation.get("examples"), evaluation.get("accuracy_interval"))
+    return ("n/a" if accuracy is None else f"{accuracy:.4f}") + " with them" + (
+        f" ({sample})" if sample else "")
+
+
+def baseline_text(evaluation: dict) -> Optional[str]:
+    """The change from the last blessed model, candidate − baseline, with its paired 95%
+    interval where both were scored on the same images; None without a baseline."""
+    baseline, change = evaluation.get("baseline_accuracy"), evaluation.get("baseline_difference")
+    if baseline is None and not change:
+        return None
+    after = "" if baseline is None else f"; baseline {baseline:.4f}"
+    if not change:
+        return f"{baseline:.4f}"
+    text = f"candidate − baseline {_signed(change['value'])}"
+    if change.get("interval"):
+        low, high = change["interval"]
+        return (text + f" (95% CI {_signed(low)} to {_signed(high)}, paired on the same "
+                f"{change['examples']:,} eval images){after}")
+    return text + f" (no interval: {change.get('reason') or 'not paired'}){after}"
+
+
+def classes_by_accuracy(evaluation: dict) -> List[Tuple[str, float, dict]]:
+    """(class name, accuracy, {"examples", "interval"}) of each class with eval images,
+    the least accurate first; empty for a run without the counts (an older one)."""
+    intervals = evaluation.get("per_class_interval") or {}
+    return sorted(((name, accuracy, intervals[name]) for name, accuracy in
+                   (evaluation.get("per_class") or {}).items()
+                   if accuracy is not None and intervals.get(name)),
+                  key=lambda row: (row[1], row[0]))
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.4f}".replace("-", "−")
+
+
+def chance_text(check: Optional[dict]) -> str:
+    """"within chance of the threshold 0.9 …" where the threshold lies inside the judged
+    figure's 95% interval; "" otherwise (or unknown)."""
+    if not check or not check.get("within_chance"):
+        return ""
+    what = ("the accuracy without leaked eval images" if check["figure"] ==
+            "accuracy_without_leaked" else "the accuracy")
+    return (f"{what} is within chance of the threshold {check['value']}: it lies inside "
+            "its 95% CI")
 
 
 def clean_label(robustness: dict) -> str:
@@ -143,11 +221,26 @@ def slices(summary: dict) -> Optional[Verdict]:
     if not worst:
         return Verdict("slices", INFO, f"No slice has the {result.get('min_examples', 0):,} "
                                        "eval images needed to compare it")
+    interval = worst.get("interval")
     text = (f"Worst slice {slice_name(worst['feature'])}={worst['value']}: "
-            f"{worst['accuracy']:.3f} on {_count(worst['examples'], 'image')}")
+            f"{worst['accuracy']:.3f} on {_count(worst['examples'], 'image')}"
+            + (f" (95% CI {interval[0]:.3f}–{interval[1]:.3f})" if interval else ""))
     if result.get("gap") is not None:
-        text += f", {result['gap']:.3f} below overall {result['overall']:.3f}{_limit(gate)}"
-    return Verdict("slices", _gated(gate, INFO), text)
+        text += f", {result['gap']:.3f} below overall {result['overall']:.3f}"
+    return Verdict("slices", _gated(gate, INFO), text + _judged_text(result) + _limit(gate))
+
+
+def _judged_text(result: dict) -> str:
+    """How far below the overall accuracy a slice is beyond chance: its 95% upper bound's
+    gap (audit/slice_gap.py judged_gap); "" where not judged (an older run)."""
+    gap, judged, worst = result.get("judged_gap"), result.get("judged"), result.get("worst")
+    if gap is None or not judged:
+        return ""
+    if gap <= 0:
+        return "; no slice is below it beyond chance (each one's 95% CI reaches it)"
+    same = (judged["feature"], judged["value"]) == (worst["feature"], worst["value"])
+    who = "" if same else f"{slice_name(judged['feature'])}={judged['value']} is "
+    return f"; {who}{gap:.3f} below at the upper bound of its 95% CI"
 
 
 def slice_name(feature: str) -> str:
@@ -211,6 +304,8 @@ def overall(summary: dict) -> Verdict:
         return Verdict("overall", FAIL, f"Not blessed: {evaluation.get('reason')}")
     where = (f"pushed as version {pushed['version']}" if pushed.get("version") is not None
              else f"not pushed ({pushed.get('blocked') or 'see below'})")
+    if (evaluation.get("threshold") or {}).get("within_chance"):
+        where = "within chance of the threshold, " + where
     if failed:
         return Verdict("overall", FAIL, f"Blessed, {where}; failed: {', '.join(failed)}")
     if warned:

@@ -6,7 +6,9 @@
 The Evaluator's executor calls both, after TFMA, and writes the same files
 into the blessing's folder, where the Pusher reads them for the model card. The
 audit's predictions on the eval split come back too (PREDICTIONS), for the
-monitoring reference, so that nothing predicts the split a second time.
+monitoring reference, so that nothing predicts the split a second time. Given the
+baseline model (`baseline_uri`), the audit predicts it on the same images for a paired
+comparison (paired.py). Its accuracies carry their count and 95% Wilson interval.
 """
 import dataclasses
 import json
@@ -17,6 +19,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from components.common.contract import AUDIT_DIR, AUDIT_FILE, ingest_report
+from components.common.intervals import wilson
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.audit import render
 from components.image_evaluator.audit.classifier import (Classifier, decode, load_classifier,
@@ -24,6 +27,7 @@ from components.image_evaluator.audit.classifier import (Classifier, decode, loa
 from components.image_evaluator.audit.examples import EvalExamples, class_names, read_eval_examples
 from components.image_evaluator.audit.gates import apply_gates, judged_on
 from components.image_evaluator.audit.leak_free import leaked_paths, leakage
+from components.image_evaluator.audit.paired import baseline_comparison
 from components.image_evaluator.audit.robustness import accuracy, examples_for, robustness
 from components.image_evaluator.audit.saliency import choose_images, saliency_maps
 from components.image_evaluator.audit.slice_gap import ByFeature, slice_gap
@@ -87,14 +91,39 @@ def _leaked(examples_uri: str) -> Optional[set]:
     return leaked_paths(report) if report else None
 
 
+def _counted(right: np.ndarray) -> dict:
+    """{"accuracy", "examples", "interval"} of a boolean array of right answers."""
+    n, k = int(right.size), int(np.sum(right))
+    return {"accuracy": k / n if n else None, "examples": n,
+            "interval": list(wilson(k, n)) if n else None}
+
+
+def _per_class(right: np.ndarray, labels: np.ndarray, names: List[str]) -> Dict[str, dict]:
+    """{class name: _counted} for each class with audited images, in label-id order."""
+    return {names[label]: _counted(right[labels == label])
+            for label in sorted(set(labels.tolist())) if label < len(names)}
+
+
+def _leakage(examples: EvalExamples, right: np.ndarray, examples_uri: str) -> dict:
+    """audit.json's "leakage", with the count and interval of the accuracy without."""
+    found = leakage(right, examples.paths, _leaked(examples_uri))
+    left = len(examples.labels) - found["leaked"]
+    interval = (list(wilson(round(found["accuracy_without"] * left), left))
+                if found["accuracy_without"] is not None and left else None)
+    return {**found, "examples_without": left, "interval": interval}
+
+
 def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
               overall: Optional[float], by_feature: ByFeature,
-              accuracy_threshold: Optional[float] = None) -> dict:
+              accuracy_threshold: Optional[float] = None,
+              baseline_uri: Optional[str] = None) -> dict:
     """audit.json's content, plus its pictures under PICTURES ({relpath: uint8 RGB}) and
     its predictions under PREDICTIONS (EvalPredictions).
 
     `overall` and `by_feature` are TFMA's accuracies (overall, per slice);
-    `accuracy_threshold` TFMA's bound on accuracy, which gates.judged_on records.
+    `accuracy_threshold` TFMA's bound on accuracy, which gates.judged_on records;
+    `baseline_uri` the baseline Model TFMA compared with (None: none), which "baseline"
+    compares with the candidate on the same images (paired.py).
     Raises on an empty eval split: an audit of nothing would pass every gate.
     """
     started = time.perf_counter()
@@ -106,10 +135,14 @@ def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
     predicted = probabilities.argmax(axis=1)
     names = class_names(examples_uri, model_uri, probabilities.shape[1])
     pictures: Dict[str, np.ndarray] = {}
+    right = predicted == examples.labels
     audit = {"examples": len(examples.labels),
              "accuracy": accuracy(probabilities, examples.labels),
-             "leakage": leakage(predicted == examples.labels, examples.paths,
-                                _leaked(examples_uri)),
+             "accuracy_interval": _counted(right)["interval"],
+             "per_class": _per_class(right, examples.labels, names),
+             "baseline": baseline_comparison(baseline_uri, examples.encoded, examples.labels,
+                                             right),
+             "leakage": _leakage(examples, right, examples_uri),
              "suspects": _suspects(classifier, examples, probabilities, names, pictures),
              "saliency": _saliency(classifier, examples, predicted, names, pictures),
              "robustness": _robustness(classifier, examples, probabilities),

@@ -61,15 +61,15 @@ def judged_on(audit: dict, overall: Optional[float], threshold: Optional[float])
 
 
 def _slice_gap(slices: dict, examples: Optional[int]):
-    """The overall accuracy minus the worst judged slice's, exactly where counts exist
-    (the gap as reported otherwise); None where there is no gap."""
-    worst = slices.get("worst") or {}
-    if slices.get("gap") is None:
+    """The gap the slice gate judges (slice_gap.py's "judged_gap": the overall accuracy
+    minus the lowest 95% upper bound of a slice large enough to judge), with the overall
+    accuracy as its exact count; None where there is none."""
+    judged = slices.get("judged") or {}
+    if slices.get("judged_gap") is None:
         return None
-    if slices.get("overall") is None or worst.get("accuracy") is None:
-        return limits.exact(slices["gap"])
-    return (counted(slices["overall"], examples)
-            - counted(worst["accuracy"], worst.get("examples")))
+    if slices.get("overall") is None or not judged.get("interval"):
+        return limits.exact(slices["judged_gap"])
+    return counted(slices["overall"], examples) - limits.exact(judged["interval"][1])
 
 
 def apply_gates(settings: AuditSettings, audit: dict,
@@ -89,8 +89,8 @@ def apply_gates(settings: AuditSettings, audit: dict,
         "max_leakage_gain": _gate(settings.max_leakage_gain, audit["leakage"]["gain"], False),
         "min_robust_accuracy": _gate(settings.min_robust_accuracy,
                                      audit["robustness"]["mean"], True),
-        "max_slice_gap": _gate(settings.max_slice_gap, gap, False, slices["gap"])}
-    worst = slices["worst"] or {}
+        "max_slice_gap": _gate(settings.max_slice_gap, gap, False, slices.get("judged_gap"))}
+    worst = slices.get("judged") or {}
     why = {
         "min_leak_free_accuracy": "accuracy without the {leaked} eval image(s) that have a "
                                   "copy in train {value:.4f} (n={examples}) below "
@@ -99,9 +99,10 @@ def apply_gates(settings: AuditSettings, audit: dict,
                             "copied in train) {value:.4f} above --max-leakage-gain {limit}",
         "min_robust_accuracy": "robust accuracy (mean under common corruptions) {value:.4f} "
                                "below --min-robust-accuracy {limit}",
-        "max_slice_gap": "slice gap {value:.4f} (overall accuracy minus that of "
-                         f"{worst.get('feature')}={worst.get('value')}) above "
-                         "--max-slice-gap {limit}"}
+        "max_slice_gap": "slice gap {value:.4f} (overall accuracy minus the 95% upper "
+                         f"bound of {worst.get('feature')}={worst.get('value')}'s accuracy, "
+                         f"{worst.get('accuracy') or 0:.4f} on {worst.get('examples')} images) "
+                         "above --max-slice-gap {limit}"}
     blocked = [why[name].format(**{**clean, **gate}) for name, gate in gates.items()
                if not gate["passed"]]
     return gates, blocked

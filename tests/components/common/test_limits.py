@@ -91,19 +91,24 @@ def test_the_change_of_exactly_minus_002_passes():
 
 
 @settings(max_examples=200, deadline=None)
-@given(EDGES)
-def test_slice_gap_gate_passes_a_gap_equal_to_the_limit(edge):
-    limit, multiple = edge
-    gap_right, size = _edge(limit, multiple)  # the worst slice is right on size - gap_right
-    for extra_wrong, passes in ((0, True), (1, False)):
-        worst = (size - gap_right - extra_wrong) / size
-        slices = {"overall": 1.0, "gap": 1.0 - worst,
-                  "worst": {"feature": "image/group", "value": "x", "accuracy": worst,
-                            "examples": size}}
-        audit = {"examples": 1000, "leakage": {"leaked": 0, "gain": None},
+@given(EDGES, st.sampled_from((0.05, 0.1, 0.2, 0.3)))
+def test_slice_gap_gate_passes_a_gap_equal_to_the_limit(edge, limit):
+    """The gate judges the overall accuracy (k/n exactly) minus a slice's 95% upper bound:
+    a gap equal to --max-slice-gap passes, one a float further does not."""
+    overall, multiple = edge
+    right, total = _edge(overall, multiple)
+    upper = float(Decimal(repr(overall)) - Decimal(repr(limit)))  # a short decimal
+    for bound, passes in ((upper, True), (float(np.nextafter(upper, 0.0)), False)):
+        judged = {"feature": "image/group", "value": "x", "accuracy": bound - 0.05,
+                  "examples": 40, "interval": [bound - 0.1, bound]}
+        slices = {"overall": float(np.float32(right) / np.float32(total)),
+                  "gap": 0.05, "worst": judged, "judged": judged,
+                  "judged_gap": float(np.float32(right) / np.float32(total)) - bound}
+        audit = {"examples": total, "leakage": {"leaked": 0, "gain": None},
                  "robustness": {"mean": None}, "slices": slices}
-        gates, _ = apply_gates(_audit_settings(max_slice_gap=limit), audit)
+        gates, blocked = apply_gates(_audit_settings(max_slice_gap=limit), audit)
         assert gates["max_slice_gap"]["passed"] is passes
+        assert passes or "image/group=x" in blocked[0]
 
 
 @settings(max_examples=200, deadline=None)

@@ -19,6 +19,7 @@ from components.common.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, 
                                         VETOED_PROPERTY, read_drift)
 from components.common.contract import (ACCURACY_PROPERTY, DATA_HEALTH_KEY, FILENAME_KEY,
                                         JUDGED_ON_PROPERTY)
+from components.common.intervals import wilson
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
@@ -286,7 +287,8 @@ def _eval_split_with_groups(tmp_path, exported_model):
 
 
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
-@pytest.mark.parametrize("limit, blessed", [(0.5, 0), (0.7, 1)])
+# The gate judges 0.6 overall minus the 95% upper bound of slice b's 0 of 20 (0.161): 0.439.
+@pytest.mark.parametrize("limit, blessed", [(0.4, 0), (0.5, 1)])
 def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model, limit,
                                                         blessed):
     outputs = _evaluate(tmp_path, exported_model,
@@ -294,8 +296,9 @@ def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model,
     blessing = outputs[specs.BLESSING_KEY][0]
     audit = json.loads(open(os.path.join(blessing.uri, AUDIT_FILE)).read())
     assert audit["slices"]["worst"] == {"feature": GROUP_KEY, "value": "b", "accuracy": 0.0,
-                                        "examples": 20}
+                                        "examples": 20, "interval": list(wilson(0, 20))}
     assert audit["slices"]["gap"] == pytest.approx(0.6)
+    assert audit["slices"]["judged_gap"] == pytest.approx(0.6 - wilson(0, 20)[1])
     assert audit["gates"]["max_slice_gap"]["passed"] == bool(blessed)
     assert blessing.get_int_custom_property("blessed") == blessed
     assert ("--max-slice-gap" in blessing.get_string_custom_property(VETOED_PROPERTY)) \

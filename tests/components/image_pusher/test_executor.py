@@ -151,8 +151,9 @@ def test_blessed_model_is_pushed_as_a_version_with_serving_configs(tmp_path, exp
     assert card["model_details"]["version"]["name"] == version
     assert card["model_parameters"]["model_architecture"] == "mnist_cnn"
     assert {"key": "image_size", "value": "8x8"} in card["model_parameters"]["input_format_map"]
-    assert {"type": "accuracy", "value": "0.6250", "slice": "overall (8 eval examples)"} in \
-        card["quantitative_analysis"]["performance_metrics"]
+    assert {"type": "accuracy", "value": "0.6250", "slice": "overall (8 eval examples)",
+            "confidence_interval": {"lower_bound": "0.3057", "upper_bound": "0.8632"}} in \
+        card["quantitative_analysis"]["performance_metrics"]  # Wilson's for 5 of 8
     html = open(os.path.join(destination, "assets.extra", "model_card.html")).read()
     assert "Model Card for digits" in html and "0.6250" in html
     # The Evaluator's monitoring reference ships inside the version, as it wrote it.

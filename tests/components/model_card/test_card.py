@@ -5,6 +5,7 @@ import json
 import jsonschema
 import pytest
 
+from components.common.intervals import paired_difference, wilson
 from components.common.model_card_format.card_format import stamp_card, validate
 from components.model_card.card import NOT_MEASURED, build_card
 from components.common.model_card_format.pages import card_files, render_html
@@ -93,6 +94,48 @@ def test_a_card_with_the_audit_and_data_health_fits_the_schema_and_carries_the_f
     assert "Least robust to gaussian_noise (severity 3)" in limits
     risks = [r["name"] for r in card["considerations"]["ethical_considerations"]]
     assert risks[0].startswith("Data drift: no drift") and "2 eval images" in risks[1]
+
+
+def _interval(card, kind, slice_part=""):
+    return [m.get("confidence_interval") for m in
+            card["quantitative_analysis"]["performance_metrics"]
+            if m["type"] == kind and slice_part in m.get("slice", "")]
+
+
+def _bounds(low, high):
+    return {"lower_bound": f"{low:.4f}", "upper_bound": f"{high:.4f}"}
+
+
+def test_each_counted_accuracy_carries_its_95_percent_interval_in_the_schemas_field():
+    # An audit from before the intervals: Wilson's, from each figure's count.
+    card = _pushed(FULL, 4, "/serving/pets/4", TFLITE)
+    validate(card)
+    assert _interval(card, "accuracy", "overall") == [_bounds(*wilson(37, 40))]
+    assert _interval(card, "accuracy", "image/slice/size=small") == [_bounds(*wilson(6, 8))]
+    assert _interval(card, "accuracy without leaked eval images") == [_bounds(*wilson(35, 38))]
+    assert _interval(card, "accuracy under FGSM") == [None]  # not counted: no interval
+    assert "Worst slice: image/slice/size=small, accuracy 0.7500 on 8 examples (95% CI " \
+           f"{wilson(6, 8)[0]:.4f}-{wilson(6, 8)[1]:.4f})." in " ".join(
+               c["description"] for c in card["considerations"]["limitations"])
+    # The audit's per-class figures and the paired change from the baseline.
+    audit = {**AUDIT, "per_class": {"cat": {"accuracy": 0.95, "examples": 20,
+                                            "interval": list(wilson(19, 20))}},
+             "baseline": {"examples": 40, "difference": -0.025,
+                          "interval": list(paired_difference(35, 2, 3, 0))},
+             "slices": {**AUDIT["slices"], "judged_gap": 0.012}}
+    card = _pushed(dataclasses.replace(FULL, audit=audit), 4, "/serving/pets/4")
+    validate(card)
+    assert _metric(card, "accuracy", "class cat (20 examples)") == ["0.9500"]
+    assert _interval(card, "accuracy", "class cat") == [_bounds(*wilson(19, 20))]
+    change = "accuracy change from the last blessed model (this model minus it)"
+    low, high = paired_difference(35, 2, 3, 0)
+    assert _metric(card, change, "paired on the same 40") == ["-0.0250"]
+    assert _interval(card, change) == [{"lower_bound": f"{low:+.4f}",
+                                        "upper_bound": f"{high:+.4f}"}]
+    assert _metric(card, "accuracy gap beyond chance, overall minus the lowest 95% upper "
+                         "bound of a slice") == ["0.0120"]
+    html = render_html(card)
+    assert f"{wilson(19, 20)[0]:.4f} – {wilson(19, 20)[1]:.4f}" in html
 
 
 def test_a_card_without_audit_or_ingest_report_says_not_measured_and_still_fits():

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from components.common.intervals import wilson
 from pipeline.cli import EXIT_ALERTING, main
 from tests.pipeline.monitoring.conftest import VERSION, push_version, write_images
 
@@ -39,6 +40,9 @@ def test_a_window_like_the_training_data_is_healthy(tmp_path, pushed, capsys):
     assert result["measures"]["prediction_drift"]["value"] == 0
     accuracy = result["measures"]["accuracy"]
     assert accuracy["labeled"] == 40 and accuracy["value"] == accuracy["reference"]
+    assert accuracy["correct"] == round(accuracy["value"] * 40)  # and its 95% interval
+    assert accuracy["interval"] == list(wilson(accuracy["correct"], 40))
+    assert "40 labelled, 95% CI " in out
     assert "verdict   healthy" in out
     assert (output / "monitoring" / "imagepipe" / "monitor.html").exists()
 
@@ -108,3 +112,10 @@ def test_bad_flags_exit_2_naming_the_flag(pushed, capsys, flag, value):
     output, paths = pushed
     code, _, err = _monitor(capsys, output, paths[0].parent, flag, value)
     assert code == 2 and flag in err
+
+
+def test_the_live_accuracy_counts_what_was_right_with_its_wilson_interval():
+    from pipeline.monitoring.monitor import counted
+    assert counted(36, 40) == {"correct": 36, "interval": list(wilson(36, 40))}
+    low, high = counted(36, 40)["interval"]
+    assert 0.76 < low < 0.9 < high < 0.97  # 0.90 on 40 answers: 0.77 to 0.96

@@ -41,9 +41,36 @@ def test_the_page_is_self_contained_with_alerts_bad_records_and_thumbnails():
     assert 'src="http' not in page and "<link" not in page
 
 
+def test_the_live_accuracy_shows_its_count_and_95_percent_interval():
+    measures = {"accuracy": {**RESULT["measures"]["accuracy"], "correct": 36,
+                             "interval": [0.7696, 0.9604]}}
+    assert measure_rows(measures)[0].window == "40 labelled, 95% CI 0.770-0.960"
+    page = monitor_html({**RESULT, "measures": measures})
+    assert "40 labelled, 95% CI 0.770-0.960" in page
+    line = [line for line in console_lines({**RESULT, "measures": measures}, "/m.json")
+            if "accuracy" in line][0]
+    assert "window 40 labelled, 95% CI 0.770-0.960, reference 0.9200" in line
+    assert measure_rows(RESULT["measures"])[-1].window == "40 labelled"  # an older result
+
+
 def test_the_console_says_what_was_scored_each_measure_and_where_it_went():
     lines = console_lines(RESULT, "/out/monitor.json")
     assert lines[0].startswith("window    /logs/<today> (images): 3 records, 2 scored, 1 bad")
     assert any("input drift: brightness" in line and line.endswith("ALERT") for line in lines)
     assert "verdict   ALERTING: 2 alert(s)" in lines
     assert lines[-1] == "written   /out/monitor.json, /out/monitor.html"
+
+
+def test_a_measure_that_could_not_be_computed_reads_not_measured_never_zero():
+    measures = {"prediction_drift": {"value": None, "threshold": 0.15, "window": {},
+                                     "reference": {}, "not_measured":
+                                     "TFDV could not compare the predicted classes"},
+                "low_confidence_share": {"value": None, "threshold": 0.1, "reference": None,
+                                         "not_measured": "no answer has a confidence"}}
+    rows = measure_rows(measures)
+    assert [r.value for r in rows] == [
+        "not measured (TFDV could not compare the predicted classes)",
+        "not measured (no answer has a confidence)"]
+    assert not any(r.alerting for r in rows)
+    page = monitor_html({**RESULT, "measures": measures, "alerts": []})
+    assert "not measured (no answer has a confidence)" in page and "0.0000" not in page

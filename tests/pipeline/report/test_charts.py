@@ -68,6 +68,20 @@ def test_confusion_per_class_and_curves_render(tmp_path):
     assert_real_picture(charts.curves(history, str(tmp_path / "t.png")))
 
 
+def test_per_class_bars_carry_their_95_percent_intervals(tmp_path):
+    accuracy = {"0": 0.5, "1": 0.6, "2": None}
+    intervals = {"0": {"examples": 8, "interval": [0.2, 0.8]},
+                 "1": {"examples": 10, "interval": [0.3, 0.85]}, "2": None}
+
+    def whiskers(path):  # the error bars' dark grey (#444), which nothing else uses
+        p = _pixels(path).astype(int)
+        return int(((abs(p - 68) < 20).all(axis=-1)).sum())
+    plain = charts.per_class(accuracy, 0.8, str(tmp_path / "plain.png"))
+    marked = charts.per_class(accuracy, 0.8, str(tmp_path / "ci.png"), intervals)
+    assert_real_picture(marked)
+    assert whiskers(marked) > whiskers(plain) + 100
+
+
 def test_two_phase_curves_mark_where_fine_tuning_starts(tmp_path):
     from pipeline.report.collect import head_epochs
     training = {"phases": [{"phase": "head", "epoch_seconds": [3.0, 2.0]},

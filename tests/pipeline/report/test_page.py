@@ -19,7 +19,10 @@ def test_the_page_opens_with_the_overall_verdict_then_the_plan_and_serving_check
                   "8 <span class='why'>— 2,936 train images",
                   "✓ Serving check passed: 102 warmup requests replayed",
                   '<a href="model_card.html">model card</a>',
-                  "0.8128 without 12 leaked eval images (n=722; 0.8311 with) (baseline 0.8207)"):
+                  "0.8128 without 12 leaked eval images (n=722, 95% CI 0.783–0.840); 0.8311 "
+                  "with them (n=734, 95% CI 0.802–0.856)",
+                  "candidate − baseline +0.0095 (95% CI −0.0062 to +0.0255, paired on the "
+                  "same 734 eval images); baseline 0.8207"):
         assert shown in page
     assert 'src="gallery.png"' in page and "total 830.5s" in page  # as before
 
@@ -31,7 +34,8 @@ def test_each_section_starts_with_its_verdict():
         assert page.index('class="verdict', start) < page.index("</h2>", start) + 40, section
     assert "⚠ 12 eval images have a copy in train; accuracy without them 0.813 (−0.018)" in page
     assert "⚠ 3,670 images: 8 duplicate groups (17 images), 1 label conflict" in page
-    assert "✓ Worst slice size=small: 0.680 on 41 images, 0.151 below overall 0.831" in page
+    assert ("✓ Worst slice size=small: 0.680 on 41 images (95% CI 0.530–0.804), 0.151 below "
+            "overall 0.831; 0.027 below at the upper bound of its 95% CI") in page
     assert "ℹ Where the model looked (grad-cam, layer block_16_project)" in page
     assert 'src="audit/suspect_0.png"' in page and 'src="audit/saliency_1.png"' in page
     assert page.index("audit/saliency_1.png") < page.index("audit/saliency_0.png")  # wrong first
@@ -43,7 +47,7 @@ def test_a_failed_gate_fails_the_overall_verdict():
     audit["gates"]["max_slice_gap"] = {"limit": 0.1, "value": 0.1511, "passed": False}
     page = index_html(full_summary(audit=audit))
     assert "✗ Blessed, pushed as version 3; failed: slices" in page
-    assert "0.151 below overall 0.831, over the limit of 0.100" in page
+    assert "0.027 below at the upper bound of its 95% CI, over the limit of 0.100" in page
 
 
 def test_an_older_run_without_plan_health_or_audit_still_renders():
@@ -78,8 +82,12 @@ def test_the_run_prints_a_short_line_per_check():
     assert checks["leakage"] == ("12 eval images have a copy in train; accuracy without them "
                                  "0.813 (-0.018)")
     assert checks["suspects"] == "9 eval images may be mislabelled (confident learning)"
-    assert checks["accuracy"].startswith("0.8128 without 12 leaked eval images (n=722; "
-                                         "0.8311 with)")  # the figure judged leads
+    assert checks["accuracy"].startswith("0.8128 without 12 leaked eval images (n=722, "
+                                         "95% CI 0.783-0.840) - blessed")  # judged, first
+    assert checks[""] == "0.8311 with them (n=734, 95% CI 0.802-0.856)"
+    assert checks["baseline"].startswith("candidate - baseline +0.0095 (95% CI -0.0062 to ")
+    assert checks["classes"] == ("least accurate of 5: roses 0.7400 (n=128, 95% CI "
+                                 "0.660-0.810), tulips 0.7900 (n=160, 95% CI 0.718-0.844)")
     assert checks["robust"].startswith("accuracy 0.830 clean (n=256), 0.731 mean under 5 "
                                        "corruptions")
     assert checks["slices"].startswith("worst slice size=small: 0.680 on 41 images")
@@ -93,7 +101,7 @@ def test_a_gate_without_a_limit_only_informs():
     for gate in audit["gates"].values():
         gate.update(limit=None, passed=True)
     page = index_html(full_summary(audit=audit))
-    assert "ℹ Worst slice size=small: 0.680 on 41 images, 0.151 below overall 0.831" in page
+    assert "ℹ Worst slice size=small: 0.680 on 41 images (95% CI 0.530–0.804)" in page
     assert "ℹ Accuracy" in page and "✓ Accuracy" not in page
 
 

@@ -50,16 +50,20 @@ BY_FEATURE = {"image/slice/size": {"small": {"accuracy": 0.5, "examples": 30},
 
 def test_the_gap_is_to_the_worst_slice_large_enough_to_judge():
     result = slice_gap(0.8, BY_FEATURE, min_examples=20)
-    assert result["worst"] == {"feature": "image/slice/size", "value": "small",
-                               "accuracy": 0.5, "examples": 30}
-    assert result["gap"] == pytest.approx(0.3) and result["by_feature"] == BY_FEATURE
+    assert {k: v for k, v in result["worst"].items() if k != "interval"} == {
+        "feature": "image/slice/size", "value": "small", "accuracy": 0.5, "examples": 30}
+    assert result["gap"] == pytest.approx(0.3)
+    assert {f: {v: {k: c[k] for k in ("accuracy", "examples")} for v, c in values.items()}
+            for f, values in result["by_feature"].items()} == BY_FEATURE
     assert slice_gap(0.8, BY_FEATURE, min_examples=100)["gap"] is None
     assert slice_gap(0.8, {})["worst"] is None  # no slice features (older data)
 
 
 def _audit(gain, robust, gap):
+    """An audit whose slice gate judges `gap` (no overall accuracy: the gap as given)."""
+    judged = {"feature": "image/group", "value": "x", "accuracy": 0.5, "examples": 30}
     return {"leakage": {"gain": gain}, "robustness": {"mean": robust},
-            "slices": {"gap": gap, "worst": {"feature": "image/group", "value": "x"}}}
+            "slices": {"gap": gap, "worst": judged, "judged": judged, "judged_gap": gap}}
 
 
 def test_a_gate_blocks_only_past_its_limit_and_names_its_flag():
