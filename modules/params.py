@@ -89,10 +89,12 @@ class TrainerParams:
     # The best trial's values as JSON (modules/networks/space.py), set by the
     # Trainer from the Tuner's artifact; None: untuned.
     hyperparameters: Optional[str] = None
-    # --time-budget (modules/training/time_cap.py): the fit's cap in seconds, and how
-    # many epochs of a throwaway copy are timed to size it; None: no budget.
+    # Epochs the learning rate holds its peak after the warmup, in every training over
+    # twice as long (modules/schedule.py: held_epochs), budgeted or not; 0: none.
+    hold_epochs: int = 0
+    # --time-budget (modules/training/time_cap.py): the fit's cap in seconds, or None: no
+    # budget. It times the held epochs (or as many of a throwaway copy) to decide.
     train_cap_s: Optional[float] = None
-    time_cap_probe_epochs: Optional[int] = None
     # ... and the plan's estimates of the run's time before the fit and after it, of
     # which the Trainer measures the first (RUN_STARTED_ENV) and re-sizes the cap.
     before_fit_s: Optional[float] = None
@@ -156,6 +158,25 @@ def head_epochs(epochs: int, head_share: float) -> int:
     if head_share >= 1 or epochs < 2:
         return epochs
     return min(epochs - 1, max(1, round(epochs * head_share)))
+
+
+def held_epochs(epochs: int, hold_epochs: int) -> int:
+    """Epochs the peak holds in a training of `epochs`: `hold_epochs` when training is over
+    twice as long, else 0, so a short training (a warm start's eighth of the epochs) spends
+    most of it decaying.
+
+    Every run holds, with a time budget or without: the budget times the held epochs and
+    decides its epoch count before the decay starts (modules/training/time_cap.py), so a
+    budgeted run that decided k trains exactly the schedule `--epochs k --time-budget none`
+    trains (docs/training.md, "A wall-time budget").
+    """
+    return hold_epochs if hold_epochs and epochs > 2 * hold_epochs else 0
+
+
+def shortest_held(hold_epochs: int) -> int:
+    """The fewest epochs whose training holds the peak (held_epochs): the least a time
+    budget decides, so that `--epochs k` holds it too."""
+    return 2 * hold_epochs + 1
 
 
 def steps_per_epoch(train_examples: int, global_batch: int) -> int:

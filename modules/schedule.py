@@ -7,7 +7,8 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
-from modules.params import TrainerParams, epochs_for, head_epochs, steps_per_epoch
+from modules.params import (TrainerParams, epochs_for, head_epochs, held_epochs,
+                            steps_per_epoch)
 
 
 def epoch_plan(train_steps: int, max_epochs: int = 10):
@@ -94,22 +95,19 @@ class WarmupCosine(keras.optimizers.schedules.LearningRateSchedule):
                 "total_steps": self.total_steps, "hold_steps": self.hold_steps}
 
 
-def cap_hold_epochs(epochs: int, timed_epochs: Optional[int]) -> int:
-    """How long the peak holds for a time cap to decide in (modules/training/time_cap.py):
-    the timed epochs when training is over twice as long; else 0, and a short training
-    (a warm start's eighth of the epochs) trains whole, its schedule unchanged."""
-    return timed_epochs if timed_epochs and epochs > 2 * timed_epochs else 0
-
-
 def learning_rate(params: TrainerParams, schedule: Schedule,
                   warmup_steps: Optional[int] = None, peak: Optional[float] = None,
                   hold_epochs: int = 0) -> WarmupCosine:
-    """The schedule for `params`: warmup of `params.warmup_epochs`, at most a tenth of
-    training; the peak held for `hold_epochs` epochs when training is longer."""
+    """The schedule for `params`: warmup of `params.warmup_epochs`; the peak held for
+    `hold_epochs` epochs when training is longer (held_epochs).
+
+    The warmup is at most a tenth of training; a held one ends within the hold instead,
+    so that the held epochs do not depend on how many follow them.
+    """
+    hold = held_epochs(schedule.epochs, hold_epochs) * schedule.steps_per_epoch
     if warmup_steps is None:
-        warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch),
-                           schedule.total_steps // 10)
-    hold = cap_hold_epochs(schedule.epochs, hold_epochs) * schedule.steps_per_epoch
+        limit = hold or schedule.total_steps // 10
+        warmup_steps = min(round(params.warmup_epochs * schedule.steps_per_epoch), limit)
     return WarmupCosine(peak or params.learning_rate, warmup_steps, schedule.total_steps, hold)
 
 
@@ -131,7 +129,7 @@ def phases(params: TrainerParams, schedule: Schedule) -> List[Phase]:
     """
     if not params.fine_tunes:
         return [Phase("train", 0, schedule.epochs, learning_rate(
-            params, schedule, hold_epochs=params.time_cap_probe_epochs or 0))]
+            params, schedule, hold_epochs=params.hold_epochs))]
     head = head_epochs(schedule.epochs, params.head_share)
     part = lambda epochs: dataclasses.replace(schedule, epochs=epochs)  # noqa: E731
     result = [Phase("head", 0, head, learning_rate(params, part(head)))]
@@ -150,13 +148,13 @@ VALIDATIONS = 10
 
 def validation_epochs(params: TrainerParams, phase: Phase) -> List[int]:
     """Keras' validation_freq for `phase` (1-based epochs): every epoch under early
-    stopping; else the epochs a time cap times (so its steady epochs include
-    validation, as most epochs did before), every k-th for about VALIDATIONS in all,
-    and the last."""
+    stopping; else the first `hold_epochs` (a time budget times them, so its steady
+    epochs include validation, as most epochs do), every k-th for about VALIDATIONS in
+    all, and the last."""
     epochs = range(phase.first_epoch + 1, phase.end_epoch + 1)
     if params.early_stopping_patience:
         return list(epochs)
     every = max(1, len(epochs) // VALIDATIONS)
-    timed = params.time_cap_probe_epochs or 0
+    timed = params.hold_epochs
     return [e for e in epochs if (e - phase.first_epoch) <= timed
             or (e - phase.first_epoch) % every == 0 or e == phase.end_epoch]

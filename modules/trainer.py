@@ -1,8 +1,8 @@
 """The Trainer's `run_fn`: train on transformed images under the right strategy, export.
 
 The pieces, one job each, are in modules/training/: the datasets, the
-callbacks, the model and its phases, the warm-start decision, and a
-cluster's other workers.
+callbacks, the model and its phases, the warm-start decision, the time budget,
+whether a training repeats, and a cluster's other workers.
 """
 import dataclasses
 import os
@@ -26,15 +26,16 @@ from modules.data.decode_cache import CACHE_DIR, remove_caches
 from modules.distribution import select_strategy
 from modules.epoch_progress import add_fit_stats
 from modules.networks.keras_model import float32_copy
-from modules.params import BACKBONE_NAMES, TrainerParams
-from modules.schedule import cap_hold_epochs, phases, training_schedule
+from modules.params import BACKBONE_NAMES, TrainerParams, held_epochs
+from modules.schedule import phases, training_schedule
 from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
 from modules.training.callbacks import backup_callback, backup_dir, tensorboard_freq
-from modules.training.time_cap import (FitTimeCap, TimeCap, cap_from_run_clock, capped_epochs,
-                                      probe_epochs)
+from modules.training.repeat import first_interruption, repeat_record
+from modules.training.time_cap import (FitTimeCap, cap_from_run_clock, capped_epochs,
+                                      probe_epochs, untimed_cap)
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key
@@ -111,18 +112,15 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         warm = warm_start_record(model, decision, schedule.epochs, planned)
         weights = class_weights_for(fn_args, params, labels, dist)
         started = time.perf_counter()
-        epochs_run = fit_phases(model, fn_args, params, dist, schedule, train, evaluation,
-                                run_dir, weights, extra_callbacks=[fit_cap] if fit_cap else [])
+        epochs_run, stopped = fit_phases(model, fn_args, params, dist, schedule, train,
+                                         evaluation, run_dir, weights,
+                                         extra_callbacks=[fit_cap] if fit_cap else [])
         ended = time.perf_counter()
         time_cap = dataclasses.asdict(fit_cap.result) if fit_cap and fit_cap.result else time_cap
+        stopped = first_interruption(stopped, fit_cap.interrupted if fit_cap else None)
     add_fit_stats(run_dir, setup_s=started - run_started, fit_call_s=ended - started,
-                  epochs_run=epochs_run, epochs_planned=schedule.epochs, strategy=dist.name,
-                  workers=dist.workers, replicas=dist.replicas,
-                  parameter_servers=dist.parameter_servers, warm_start=warm,
-                  hyperparameters=params.tuned_values or None,
-                  class_weights=None if weights is None else [round(weights[i], 4)
-                                                              for i in sorted(weights)],
-                  time_cap=time_cap)
+                  epochs_run=epochs_run,
+                  **_fit_record(params, dist, schedule, warm, weights, time_cap, stopped))
     started = time.perf_counter()
     # Before export, which adds Transform's layer (not a Keras one) to the model.
     warm_start.save(model, description, model_dir)
@@ -147,23 +145,42 @@ def _print_tuned(values: dict) -> None:
                                           for k, v in sorted(values.items())), flush=True)
 
 
-def _caps_in_fit(params: TrainerParams, dist) -> bool:
-    """Whether --time-budget's epochs are decided during the fit (FitTimeCap): one phase
-    on one worker; else a throwaway copy is timed first (_cap_epochs)."""
-    return (params.train_cap_s is not None and not params.fine_tunes and dist.workers == 1
-            and not dist.coordinated)
+def _fit_record(params: TrainerParams, dist, schedule, warm: dict, weights, time_cap,
+                interrupted) -> dict:
+    """fit_stats' record of the training besides its times (summary.json's `training`),
+    with whether and how it repeats (modules/training/repeat.py)."""
+    decided = time_cap["epochs_decided"] if time_cap else schedule.epochs
+    return dict(epochs_planned=schedule.epochs, strategy=dist.name, workers=dist.workers,
+                replicas=dist.replicas, parameter_servers=dist.parameter_servers,
+                warm_start=warm, hyperparameters=params.tuned_values or None,
+                class_weights=None if weights is None else [round(weights[i], 4)
+                                                            for i in sorted(weights)],
+                time_cap=time_cap,
+                **repeat_record(params, decided, interrupted, started_from_state=bool(
+                    warm["from"] or params.hyperparameters is not None)))
+
+
+def _one_fit(params: TrainerParams, dist) -> bool:
+    """One phase on one worker: where --time-budget's epochs are decided during the fit
+    (FitTimeCap); elsewhere a throwaway copy is timed first (_cap_epochs)."""
+    return not params.fine_tunes and dist.workers == 1 and not dist.coordinated
 
 
 def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
     """The callback that caps this fit in --time-budget's training cap, or None: no
-    budget, decided before the fit, or too few epochs planned to time first."""
-    if not _caps_in_fit(params, dist):
-        return None
-    probe = params.time_cap_probe_epochs
-    if not cap_hold_epochs(schedule.epochs, probe):
+    budget, decided before the fit, or too few epochs planned to time first.
+
+    Every fit of one phase on one worker reads its decay's end from a variable, with a
+    budget or without: the same graph either way, so that `--epochs k --time-budget none`
+    repeats a budgeted run that decided k to the last bit.
+    """
+    if not _one_fit(params, dist):
         return None
     with dist.strategy.scope():
         phase.learning_rate.make_adjustable()
+    probe = params.hold_epochs
+    if params.train_cap_s is None or not held_epochs(schedule.epochs, probe):
+        return None
     cap, took, sized = cap_from_run_clock(params)
     print(f"          time budget: {sized or f'{cap:.0f} s to train'}; the first {probe} "
           "epochs decide how many fit", flush=True)
@@ -174,24 +191,22 @@ def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
 def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation, datasets):
     """(fit_stats' `time_cap`, the schedule of the epochs that fit in --time-budget's
     training cap, and the datasets to train them on), timed on a throwaway model where
-    the fit cannot decide (_caps_in_fit); with no budget, (None, and what it was given)."""
+    the fit cannot decide (_one_fit); with no budget, (None, and what it was given)."""
     if params.train_cap_s is None:
         return None, schedule, train, evaluation
-    if _caps_in_fit(params, dist):
+    if _one_fit(params, dist):
         planned = schedule.epochs
-        too_few = None if cap_hold_epochs(planned, params.time_cap_probe_epochs) else (
-            dataclasses.asdict(TimeCap(params.train_cap_s, 0.0, None, None, planned, planned,
-                                       f"{planned} epochs planned: too few to time "
-                                       "first; all run")))
+        too_few = None if held_epochs(planned, params.hold_epochs) else (
+            dataclasses.asdict(untimed_cap(params.train_cap_s, planned)))
         return too_few, schedule, train, evaluation
     cap_s, took, sized = cap_from_run_clock(params)
     print(f"          time budget: {sized or f'{cap_s:.0f} s to train'}; timing "
-          f"{params.time_cap_probe_epochs} epochs of a throwaway copy", flush=True)
+          f"{params.hold_epochs} epochs of a throwaway copy", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         per_epoch = [backup_callback(os.path.join(scratch, "backup"), dist),
                      keras.callbacks.TensorBoard(scratch, update_freq=tensorboard_freq(
                          params, dist))]
-        cap = capped_epochs(cap_s, schedule, params.time_cap_probe_epochs,
+        cap = capped_epochs(cap_s, schedule, params.hold_epochs,
                             lambda n: probe_epochs(lambda: build(schedule), train, evaluation,
                                                    schedule, n, per_epoch))
     cap = dataclasses.replace(cap, before_fit_s=took, sized=sized)

@@ -11,6 +11,7 @@ from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.schedule import Phase, phases, validation_epochs
 from modules.signatures import tft_normalization
 from modules.training.callbacks import fit_callbacks
+from modules.training.repeat import fit_interruption
 from modules.networks.space import architecture
 
 
@@ -39,11 +40,12 @@ def compile_for(model: keras.Model, params: TrainerParams, phase: Phase) -> kera
 
 
 def fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluation,
-                run_dir, class_weight=None, extra_callbacks=()) -> int:
-    """Runs every phase of `schedule`; returns the epochs actually run. `extra_callbacks`
+               run_dir, class_weight=None, extra_callbacks=()):
+    """Runs every phase of `schedule`; returns (the epochs actually run, the first
+    repeat.fit_interruption record of a phase cut short, or None). `extra_callbacks`
     join the first phase's fit."""
     from modules.networks.backbones import unfreeze_top
-    epochs_run = 0
+    epochs_run, interrupted = 0, None
     for phase in phases(params, schedule):
         if phase.name == "fine-tune":
             with strategy_plan.strategy.scope():
@@ -51,16 +53,17 @@ def fit_phases(model, fn_args, params, strategy_plan, schedule, train, evaluatio
                 compile_for(model, params, phase)
             print(f"          fine-tune: {opened} layers of {params.model}'s top blocks "
                   f"open, learning rate {phase.learning_rate.peak:g}", flush=True)
+        callbacks = fit_callbacks(fn_args, params, schedule, strategy_plan, phase, run_dir)
         model.fit(train, initial_epoch=phase.first_epoch, epochs=phase.end_epoch,
                   steps_per_epoch=schedule.steps_per_epoch, validation_data=evaluation,
                   validation_steps=schedule.validation_steps, verbose=0,
                   validation_freq=validation_epochs(params, phase),
                   class_weight=class_weight,
-                  callbacks=[*fit_callbacks(fn_args, params, schedule, strategy_plan, phase,
-                                            run_dir),
+                  callbacks=[*callbacks,
                              *(extra_callbacks if phase.first_epoch == 0 else ())])
         epochs_run += len(model.history.epoch)
-    return epochs_run
+        interrupted = interrupted or fit_interruption(model, phase.first_epoch, callbacks)
+    return epochs_run, interrupted
 
 
 def user_module_of(params: TrainerParams):

@@ -1,13 +1,13 @@
 """--time-budget in the Trainer: how many epochs fit in the plan's training cap.
 
 A run stopped at epoch k is not the run `--epochs k` trains unless the
-learning rate agrees: it decays over the planned epochs. So the first few
-epochs are timed (the first pays for tracing and filling the input pipeline;
-the later ones are the steady state) while the rate holds its peak
-(modules/schedule.py: `hold_steps`), and the epochs that fit are decided
-then: the decay is set to end there, and training stops there, as
-`--epochs k` would have trained from the start (FitTimeCap). That costs
-nothing when everything fits.
+learning rate agrees: it decays over the planned epochs. Every run holds the
+rate's peak for its first few epochs, budgeted or not (modules/schedule.py:
+held_epochs); a budget times them (the first pays for tracing and filling the
+input pipeline; the later ones are the steady state) and decides the epochs
+that fit before the decay starts: the decay is set to end there, and training
+stops there, as `--epochs k --time-budget none` trains from the start
+(FitTimeCap). That costs nothing when everything fits.
 
 Where epochs cannot be decided during the fit (a backbone's two phases; several
 workers, which must all stop at the same epoch) a throwaway copy of the model
@@ -25,7 +25,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import tf_keras as keras
 
 from components.common.storage import files
-from modules.params import RUN_STARTED_ENV, TrainerParams
+from modules.params import RUN_STARTED_ENV, TrainerParams, shortest_held
 from modules.schedule import Schedule, WarmupCosine
 
 
@@ -87,6 +87,9 @@ class TimeCap:
     # The mean of the timed later epochs: what the recheck compares later epochs with, so
     # that its slack is over the timed pace, not over the fastest timed epoch.
     timed_mean_s: Optional[float] = None
+    # The epochs decided before the decay began (`epochs` until a recheck ends it sooner);
+    # None: the fit ended before it could decide.
+    epochs_decided: Optional[int] = None
 
 
 def cap_from_run_clock(params: TrainerParams) -> Tuple[float, Optional[float], Optional[str]]:
@@ -148,8 +151,7 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
     would time trains in full."""
     planned = schedule.epochs
     if planned <= probe:
-        return TimeCap(cap_s, 0.0, None, None, planned, planned,
-                       f"{planned} epochs planned: too few to time first; all run")
+        return untimed_cap(cap_s, planned)
     started = time.perf_counter()
     first, steady = first_and_steady(timed(probe), fastest=False)  # no recheck follows
     probe_s = time.perf_counter() - started
@@ -159,7 +161,14 @@ def capped_epochs(cap_s: float, schedule: Schedule, probe: int,
     return TimeCap(cap_s, probe_s, first, steady, planned, epochs,
                    f"{fits} of {planned} planned epochs in {left:.1f} s: the first "
                    f"{first:.2f} s, then {steady:.2f} s each (timed on {probe} epochs, "
-                   f"{probe_s:.1f} s, of a throwaway copy)")
+                   f"{probe_s:.1f} s, of a throwaway copy)", epochs_decided=epochs)
+
+
+def untimed_cap(cap_s: float, planned: int) -> TimeCap:
+    """The record of a training too short to time first: every planned epoch runs."""
+    return TimeCap(cap_s, 0.0, None, None, planned, planned,
+                   f"{planned} epochs planned: too few to time first; all run",
+                   epochs_decided=planned)
 
 
 # After the decision, FitTimeCap rechecks every epoch: where the last RECHECK_EPOCHS
@@ -173,13 +182,14 @@ RECHECK_SLACK = 0.15
 
 class FitTimeCap(keras.callbacks.Callback):
     """Decides, after `decide_after` epochs of this fit, how many of `planned` fit in
-    `cap_s`; then ends `learning_rate`'s decay there and stops the fit there.
+    `cap_s` (at least shortest_held: `--epochs k` holds the peak as this fit did); then
+    ends `learning_rate`'s decay there and stops the fit there.
 
     `learning_rate` must hold its peak through those epochs and be adjustable
     (WarmupCosine.make_adjustable). Epochs that then run much slower end the
-    decay sooner (_recheck). The decision is kept in `state_path`, so a
-    fit resumed from its backup after it keeps it; the file goes when the fit ends.
-    `result` is the TimeCap once decided.
+    decay sooner (_recheck), which `interrupted` records ({"epoch", "reason"}). The
+    decision is kept in `state_path`, so a fit resumed from its backup after it keeps
+    it; the file goes when the fit ends. `result` is the TimeCap once decided.
     """
 
     def __init__(self, cap_s: float, planned: int, steps_per_epoch: int,
@@ -191,6 +201,7 @@ class FitTimeCap(keras.callbacks.Callback):
         self.learning_rate, self.decide_after = learning_rate, decide_after
         self.state_path = state_path
         self.result: Optional[TimeCap] = None
+        self.interrupted: Optional[dict] = None
         self._clock = EpochClock()
         # Rechecked only where this fit timed its epochs: a resumed one's clock is partial.
         self._decided_here = False
@@ -223,29 +234,39 @@ class FitTimeCap(keras.callbacks.Callback):
 
     def _decide(self) -> None:
         first, steady = first_and_steady(self._clock.seconds)
-        epochs = max(self.decide_after,
+        epochs = max(shortest_held(self.decide_after),
                      affordable_epochs(self.cap_s, first, steady, self.planned))
         fits = "all fit" if epochs == self.planned else f"{epochs} fit"
         cap = TimeCap(self.cap_s, 0.0, first, steady, self.planned, epochs,
                       f"{fits} of {self.planned} planned epochs in {self.cap_s:.0f} s: the "
                       f"first {first:.2f} s, then {steady:.2f} s each (timed on this "
                       f"training's first {self.decide_after} epochs)", *self.sized,
-                      timed_mean_s=first_and_steady(self._clock.seconds, fastest=False)[1])
+                      timed_mean_s=first_and_steady(self._clock.seconds, fastest=False)[1],
+                      epochs_decided=epochs)
         self._decided_here = True
         self._keep(cap)
 
     def _recheck(self, done: int) -> None:
         """Ends the decay sooner where the last epochs ran over RECHECK_SLACK slower than the
-        timed ones and the rest would overrun the cap (a host loaded after the timing).
-        Then the run no longer repeats `--epochs k`; a steady host never gets here."""
+        timed ones and the rest would overrun the cap (a host loaded after the timing), but
+        never before shortest_held, the least the decision trains whatever the cap. Then the
+        run no longer repeats `--epochs k` (`interrupted`); a steady host never gets here."""
         elapsed, recent = sum(self._clock.seconds), mean(self._clock.seconds[-RECHECK_EPOCHS:])
         left = self.result.epochs - done
         timed = self.result.timed_mean_s or self.result.steady_epoch_s
         if (left <= 0 or recent <= timed * (1 + RECHECK_SLACK)
                 or elapsed + left * recent <= self.cap_s):
             return
-        epochs = done + math.floor(max(0.0, self.cap_s - elapsed) / recent)
+        epochs = max(shortest_held(self.decide_after),
+                     done + math.floor(max(0.0, self.cap_s - elapsed) / recent))
+        if epochs >= self.result.epochs:  # the least it trains already
+            return
         change = f"after epoch {done} they ran at {recent:.2f} s, so {epochs} fit"
+        first_cut = (self.interrupted or {}).get("epoch", done)
+        self.interrupted = {"epoch": first_cut, "reason": (
+            f"the host slowed down: the decay was set to end at epoch {epochs} instead of "
+            f"{self.result.epochs_decided} (epochs ran at {recent:.2f} s, timed at "
+            f"{timed:.2f} s)")}
         self._keep(dataclasses.replace(self.result, epochs=epochs,
                                        reason=f"{self.result.reason}; {change}"), change)
 

@@ -13,14 +13,15 @@ from typing import Dict, List, Optional
 from components.common.durations import parse_duration
 from modules.params import (BACKBONE_NAMES, MODULE, WARP_ZOOM, TrainerParams, TransformParams,
                             epochs_for, head_epochs, steps_per_epoch)
-from modules.tuning.settings import TuningParams
+from modules.tuning.settings import TuningParams, planned_holdout
+from modules.tuning.significance import rule_line
 from modules.networks.space import searched
 from pipeline.config import NO_BUDGET, PLANNED, PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning import rules
 from pipeline.planning.model_source import NO_WEIGHTS, ModelSource
-from pipeline.planning.time_budget import after_fit_s, training_cap
+from pipeline.planning.time_budget import after_fit_s, least_cap, training_cap
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Plan:
             cache_root=self.decode_cache_root, warm_start=c.warm_start == "on",
             warm_start_share=rules.WARM_START_EPOCH_SHARE,
             imbalance_ratio=rules.IMBALANCE_RATIO, train_cap_s=self.train_cap_s,
-            time_cap_probe_epochs=rules.TIME_CAP_PROBE_EPOCHS if self.train_cap_s else None,
+            hold_epochs=rules.TIME_CAP_PROBE_EPOCHS,  # every run: one schedule, budget or not
             before_fit_s=self.before_fit_s, after_fit_s=self.after_fit_s,
             hyperparameters=None)  # the Trainer's, from the Tuner's artifact
 
@@ -327,10 +328,11 @@ def _choose_budget(config: PipelineConfig, hardware: str, runs_here: bool, fine_
 
 
 def _time_cap(config: PipelineConfig, facts: DataFacts, reasons: Dict[str, str]):
-    """--time-budget's training cap in seconds (its reason into `reasons`), or None.
+    """--time-budget's training cap in seconds (its reason into `reasons`), or None; a
+    planned budget that leaves too little keeps the least cap (time_budget.least_cap).
 
     Raises:
-      UsageError: the budget leaves too little for training (names the flag).
+      UsageError: a budget the user gave leaves too little for training (names the flag).
     """
     if config.time_budget is None:
         return None
@@ -341,10 +343,12 @@ def _time_cap(config: PipelineConfig, facts: DataFacts, reasons: Dict[str, str])
                                 facts.train_examples + facts.eval_examples if known else None,
                                 config.tune_minutes if config.tune else None)
     except ValueError as e:
-        if planned:  # a default never refuses a run: it trains every planned epoch instead
-            reasons["time_budget"] = f"none: {e}"
-            return None
-        raise UsageError(f"--time-budget {config.time_budget}: {e}") from None
+        if not planned:
+            raise UsageError(f"--time-budget {config.time_budget}: {e}") from None
+        # A default never refuses a run, nor is dropped: it keeps its least cap, and says so.
+        cap, why = least_cap(config.time_budget, str(e))
+        reasons["time_budget"] = f"{why} ({planned})"
+        return cap
     reasons["time_budget"] = f"{planned}. {why}" if planned else why
     return cap
 
@@ -386,7 +390,8 @@ def plan_lines(plan: Plan) -> List[str]:
 
 
 def _time_budget_lines(plan: Plan) -> List[str]:
-    """--time-budget's training cap, and how it was sized."""
+    """--time-budget's training cap, and how it was sized (or why a planned budget that
+    cannot fit keeps its least cap)."""
     if plan.train_cap_s is None:
         return []
     return [f"          time budget: training capped at {plan.train_cap_s:.0f} s: "
@@ -402,13 +407,15 @@ def _tuning_lines(plan: Plan) -> List[str]:
     names = ", ".join(n.replace("_", " ") for n in searched(plan.trainer_params(), c.image_size))
     what = (f"its own tuner_fn if the module file has one, else {names}" if c.model == MODULE
             else names)
+    holdout = planned_holdout(plan.facts.train_examples,
+                              (c.image_size, c.image_size, c.channels), t)
+    rule = rule_line(holdout, c.tune_trials - 1)  # None: the plan's trial alone
     return [f"          tune: at most {c.tune_trials} trials in {c.tune_minutes:g} min "
             f"(the plan's own, {t.initial_points} random, then Bayesian) over {what}; "
             f"the plan's trial trains all the Trainer's epochs, each other "
             f"{t.epoch_share:.0%} of them, on up to {t.max_examples:,} train images; each "
             f"is scored on {t.holdout_share:.0%} of them held out; bad trials stop early "
-            "(median rule); the Trainer keeps the plan's settings unless a trial beats them "
-            "by the margin the holdout's size requires"]
+            "(median rule)"] + ([f"          {rule}"] if rule else [])
 
 
 def _warm_start_lines(plan: Plan) -> List[str]:

@@ -6,6 +6,7 @@ fit starts, and turns it into epochs (modules/training/time_cap.py).
 """
 from typing import Optional, Tuple
 
+from modules.params import shortest_held
 from pipeline.planning import rules
 
 
@@ -39,10 +40,25 @@ def training_cap(budget_s: float, examples: Optional[int],
     why = (f"{_text(budget_s)} minus about {_text(others)} for the other stages "
            f"({rules.BUDGET_FIXED_S:g} s, plus {rules.BUDGET_PER_IMAGE_S * 1000:g} ms per "
            f"image for {counted}{tuning}); at the fit's start the Trainer re-sizes it from "
-           "what the stages before it took, and the learning rate holds its peak for "
-           f"{rules.TIME_CAP_PROBE_EPOCHS} epochs, whose times decide how many fit, and then "
-           "decays over those, as --epochs would")
+           "what the stages before it took; the learning rate holds its peak for "
+           f"{rules.TIME_CAP_PROBE_EPOCHS} epochs (in every run), whose times decide how many "
+           "fit, and then decays over those, as --epochs with --time-budget none would")
     return cap, why
+
+
+def least_cap(budget: str, too_little: str) -> Tuple[float, str]:
+    """(the least training cap, why) for a planned `budget` that training_cap found leaves
+    `too_little` for training. A planned budget is never dropped, which would train a large
+    dataset with no cap at all: it keeps this cap, so the run ends as soon as a budget can
+    end it, later than the budget, and the plan says so."""
+    cap = rules.BUDGET_MIN_TRAINING_S
+    held = shortest_held(rules.TIME_CAP_PROBE_EPOCHS)
+    return cap, (f"the default {budget} cannot fit this run: {too_little}. It is not "
+                 f"dropped: it keeps the least training cap, {_text(cap)} (re-sized on the "
+                 f"run's clock at the fit's start), so training stops after the fewest epochs "
+                 f"a budget decides ({held}, or all when {held - 1} or fewer are planned) and "
+                 f"the run ends as soon as it can, after more than {budget}; a larger "
+                 "--time-budget trains more of them")
 
 
 def _text(seconds: float) -> str:

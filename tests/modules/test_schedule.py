@@ -81,15 +81,40 @@ def test_an_adjustable_schedule_ends_where_it_is_told_without_retracing():
     assert rate.get_config()["total_steps"] == 110
 
 
-def test_the_peak_is_held_through_the_timed_epochs_only_under_a_time_budget():
-    capped = dataclasses.replace(PARAMS, train_cap_s=100.0, time_cap_probe_epochs=3)
+def test_the_peak_is_held_through_the_timed_epochs_with_a_budget_or_without():
+    held = dataclasses.replace(PARAMS, hold_epochs=3)
+    capped = dataclasses.replace(held, train_cap_s=100.0)
     schedule = training_schedule(PARAMS, 2_495, 624, 64)
     assert phases(capped, schedule)[0].learning_rate.hold_steps == 3 * 38
-    assert phases(PARAMS, schedule)[0].learning_rate.hold_steps == 0
+    assert phases(held, schedule)[0].learning_rate.hold_steps == 3 * 38
     # A short training (a warm start's eighth) trains whole: nothing held, nothing capped.
     short = dataclasses.replace(schedule, epochs=6)
-    assert phases(capped, short)[0].learning_rate.hold_steps == 0
-    assert phases(capped, dataclasses.replace(schedule, epochs=7))[0].learning_rate.hold_steps
+    assert phases(held, short)[0].learning_rate.hold_steps == 0
+    assert phases(held, dataclasses.replace(schedule, epochs=7))[0].learning_rate.hold_steps
+
+
+def _rates(rate: WarmupCosine, steps: int):
+    traced = tf.function(rate)
+    return [float(traced(tf.constant(step))) for step in range(steps + 1)]
+
+
+@pytest.mark.parametrize("decided", [7, 9, 13, 39, 40])
+def test_a_budget_that_decides_n_epochs_trains_the_schedule_of_n_epochs_without_one(decided):
+    # The budgeted run plans 40 epochs, decides after the held ones and ends the decay at
+    # `decided`; `--epochs decided --time-budget none` plans that from the start. Every
+    # step's rate must agree to the bit, the warmup's included (at most a tenth of 7
+    # epochs would be shorter than the budgeted run's).
+    held = dataclasses.replace(PARAMS, hold_epochs=3, early_stopping_patience=0)
+    planned = training_schedule(held, 2_495, 624, 64)
+    budgeted = phases(dataclasses.replace(held, train_cap_s=100.0), planned)[0].learning_rate
+    budgeted.make_adjustable()
+    before = _rates(budgeted, 3 * 38)  # the held epochs, timed before the decision
+    budgeted.set_total_steps(decided * 38)
+    unbudgeted = phases(held, dataclasses.replace(planned, epochs=decided))[0].learning_rate
+    unbudgeted.make_adjustable()
+    assert before == _rates(unbudgeted, 3 * 38)
+    assert _rates(budgeted, decided * 38) == _rates(unbudgeted, decided * 38)
+    assert budgeted.get_config() == unbudgeted.get_config()
 
 
 def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():
@@ -97,6 +122,10 @@ def test_warmup_is_one_epoch_but_at_most_a_tenth_of_training():
     assert learning_rate(PARAMS, long).warmup_steps == 38
     short = training_schedule(dataclasses.replace(PARAMS, epochs=3), 2_495, 624, 64)
     assert learning_rate(PARAMS, short).warmup_steps == 11
+    # A held schedule warms up within its hold, whatever follows: 7 epochs as 40 do.
+    seven = training_schedule(dataclasses.replace(PARAMS, epochs=7), 2_495, 624, 64)
+    assert learning_rate(PARAMS, seven).warmup_steps == 26
+    assert learning_rate(PARAMS, seven, hold_epochs=3).warmup_steps == 38
 
 
 def test_params_round_trip_through_custom_config_and_refuse_unknown_keys():
@@ -110,13 +139,13 @@ def test_params_round_trip_through_custom_config_and_refuse_unknown_keys():
 
 
 def test_without_early_stopping_a_phase_validates_the_timed_epochs_every_kth_and_the_last():
-    plain = dataclasses.replace(PARAMS, early_stopping_patience=0, time_cap_probe_epochs=3)
+    plain = dataclasses.replace(PARAMS, early_stopping_patience=0, hold_epochs=3)
     train = Phase("train", 0, 40, None)
     assert validation_epochs(plain, train) == [1, 2, 3, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40]
     fine_tune = Phase("fine-tune", 10, 25, None)  # Keras counts epochs across phases
     assert validation_epochs(plain, fine_tune) == [11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
                                                    21, 22, 23, 24, 25]
-    untimed = dataclasses.replace(plain, time_cap_probe_epochs=None)
+    untimed = dataclasses.replace(plain, hold_epochs=0)
     assert validation_epochs(untimed, Phase("train", 0, 23, None)) == [
         2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 23]
     # Early stopping reads val_loss every epoch.

@@ -44,6 +44,7 @@ def test_the_timed_epochs_count_against_the_cap():
     assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s, cap.steady_epoch_s) == (
         8, 40, 3.0, 1.0)
     assert cap.probe_s >= 0.2 and "8 fit of 40 planned epochs" in cap.reason
+    assert cap.epochs_decided == 8  # the caller then trains 8 from the same seed
 
 
 def test_a_throwaway_timing_projects_from_the_mean_of_its_later_epochs():
@@ -70,7 +71,7 @@ def test_the_cap_counts_what_the_run_took_before_the_fit():
 
 
 def test_the_run_clock_is_read_only_where_the_runner_set_it(monkeypatch):
-    params = dataclasses.replace(PARAMS, train_cap_s=500.0, time_cap_probe_epochs=3,
+    params = dataclasses.replace(PARAMS, train_cap_s=500.0, hold_epochs=3,
                                  before_fit_s=60.0, after_fit_s=40.0)
     monkeypatch.delenv(RUN_STARTED_ENV, raising=False)
     assert cap_from_run_clock(params) == (500.0, None, None)  # no clock: the plan's cap
@@ -83,7 +84,7 @@ def test_the_run_clock_is_read_only_where_the_runner_set_it(monkeypatch):
 
 def test_a_schedule_no_longer_than_the_probe_is_not_timed():
     cap = capped_epochs(10, Schedule(3, 12, 4), 3, lambda n: pytest.fail("timed"))
-    assert (cap.epochs, cap.first_epoch_s) == (3, None)
+    assert (cap.epochs, cap.first_epoch_s, cap.epochs_decided) == (3, None, 3)
 
 
 class _Slow(keras.callbacks.Callback):
@@ -151,15 +152,22 @@ def _seeded_fit(epochs: int, planned: int, cap=None, state_path=None, slow=_Slow
     return [w.numpy() for w in model.weights], capper, model
 
 
+@pytest.fixture(scope="module")
+def warmed():
+    """A first fit in the process, whose start-up (tens of seconds on a loaded host) would
+    otherwise count as the first epoch of the fit a test times."""
+    _seeded_fit(1, 1)
+
+
 @pytest.mark.integration  # real Keras fits: seconds
 def test_a_fit_capped_while_it_runs_trains_what_its_epochs_planned_from_the_start_train(
-        tmp_path):
+        tmp_path, warmed):
     state = str(tmp_path / "cap.json")
     # The first epoch takes 0.6 s and its tracing, then 0.2 s each: some, not all 40, fit.
     capped, capper, model = _seeded_fit(40, 40, cap=4.0, state_path=state)
     cap = capper.result
-    fit = affordable_epochs(4.0, cap.first_epoch_s, cap.steady_epoch_s, 40)
-    assert 3 < cap.epochs == fit < 40 and f"{fit} fit of 40 planned epochs" in cap.reason
+    fit = max(7, affordable_epochs(4.0, cap.first_epoch_s, cap.steady_epoch_s, 40))
+    assert 7 <= cap.epochs == fit < 40 and f"{fit} fit of 40 planned epochs" in cap.reason
     assert model.optimizer.iterations.numpy() == fit * 2  # it stopped there
     assert not (tmp_path / "cap.json").exists()  # the decision goes with the fit
     planned_so, _, _ = _seeded_fit(fit, fit)
@@ -178,13 +186,18 @@ def test_a_resumed_fit_keeps_the_decision_made_before_it_stopped(tmp_path):
 
 
 @pytest.mark.integration  # a real Keras fit: seconds
-def test_epochs_that_slow_down_after_the_timing_end_the_decay_sooner(tmp_path):
-    # Timed at 0.2 s an epoch, 3 < k < 40 fit in 5 s; from the sixth on, 0.5 s each.
+def test_epochs_that_slow_down_after_the_timing_end_the_decay_sooner(tmp_path, warmed):
+    # Timed at 0.2 s an epoch, 7 <= k < 40 fit in 5 s; from the sixth on, 0.5 s each.
     _, capper, model = _seeded_fit(40, 40, cap=5.0, state_path=str(tmp_path / "cap.json"),
                                    slow=_Slowing)
     cap = capper.result
-    decided = affordable_epochs(5.0, cap.first_epoch_s, cap.steady_epoch_s, 40)
-    assert 6 <= cap.epochs < decided and "they ran at" in cap.reason
+    decided = max(7, affordable_epochs(5.0, cap.first_epoch_s, cap.steady_epoch_s, 40))
+    assert 7 <= cap.epochs < decided and "they ran at" in cap.reason
+    # What was decided stays on record, and the cut is an interruption: not repeatable.
+    assert cap.epochs_decided == decided
+    assert capper.interrupted["epoch"] > 3 and capper.interrupted["reason"].startswith(
+        f"the host slowed down: the decay was set to end at epoch {cap.epochs} instead of "
+        f"{decided}")
     seconds = capper._clock.seconds
     assert len(seconds) == cap.epochs == model.optimizer.iterations.numpy() // 2
     assert sum(seconds) <= 5.0 + 0.6  # at most the epoch that showed the slowdown more
@@ -195,6 +208,7 @@ def test_a_fit_that_ends_before_the_timed_epochs_still_records_the_cap(tmp_path)
     _, capper, _ = _seeded_fit(2, 40, cap=100.0, state_path=str(tmp_path / "cap.json"))
     cap = capper.result  # as early stopping would leave it: 2 epochs ran, none decided
     assert (cap.epochs, cap.planned_epochs, cap.first_epoch_s) == (2, 40, None)
+    assert cap.epochs_decided is None
     assert cap.reason.startswith("the fit ended after 2 of 40 planned epochs")
 
 
@@ -220,7 +234,27 @@ def test_the_recheck_allows_the_timed_epochs_own_jitter(tmp_path):
     # a slowdown.
     capper = _driven(10.5, [2.0, 1.0, 1.3, 1.25, 1.25, 1.25], tmp_path)
     assert capper.result.epochs == 9 and capper.result.timed_mean_s == pytest.approx(1.15)
-    assert "they ran at" not in capper.result.reason
+    assert "they ran at" not in capper.result.reason and capper.interrupted is None
     # At 1.5 s they are a slowdown that would overrun the cap: the decay ends sooner.
     slowed = _driven(10.5, [2.0, 1.0, 1.3, 1.5, 1.5, 1.5], tmp_path)
     assert slowed.result.epochs < 9 and "they ran at" in slowed.result.reason
+
+
+def test_the_decision_never_falls_below_the_shortest_training_that_holds_the_peak(tmp_path):
+    # 1 s of cap after a 2 s first epoch: 1 fits, but `--epochs 1` (or 3) would not hold
+    # the peak the timed epochs trained at; 7 is the fewest epochs whose schedule does.
+    capper = _driven(1.0, [2.0, 1.0, 1.0], tmp_path)
+    assert (capper.result.epochs, capper.result.epochs_decided) == (7, 7)
+    assert capper.interrupted is None  # after the decision, nothing cut it short
+    assert capper.learning_rate.total_steps == 7 * 2  # the decay ends there
+
+
+def test_a_slower_host_never_cuts_below_the_least_a_budget_trains(tmp_path):
+    # Decided at the floor (7), then epochs three times slower: the cap is overrun already,
+    # but a cut below 7 would train a schedule no `--epochs k` run trains.
+    capper = _driven(1.0, [2.0, 1.0, 1.0, 3.0, 3.0, 3.0], tmp_path)
+    assert capper.result.epochs == 7 and capper.interrupted is None
+    # Above the floor, a slowdown cuts no lower than it.
+    cut = _driven(9.0, [2.0, 1.0, 1.0, 3.0, 3.0, 3.0], tmp_path)
+    assert (cut.result.epochs_decided, cut.result.epochs) == (8, 7)
+    assert cut.interrupted["epoch"] == 4  # the first slow epoch made the mean overrun

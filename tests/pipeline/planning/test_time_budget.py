@@ -36,7 +36,7 @@ def test_the_plan_carries_the_cap_to_the_trainer_and_says_why():
     plan = _plan(time_budget="10m")
     params = plan.trainer_params()
     assert params.train_cap_s == pytest.approx(plan.train_cap_s)
-    assert params.time_cap_probe_epochs == rules.TIME_CAP_PROBE_EPOCHS
+    assert params.hold_epochs == rules.TIME_CAP_PROBE_EPOCHS
     # The Trainer re-sizes the cap from the run's clock: it gets the estimates around it.
     assert params.before_fit_s + params.train_cap_s + params.after_fit_s == pytest.approx(600)
     assert params.after_fit_s == pytest.approx(
@@ -48,10 +48,11 @@ def test_the_plan_carries_the_cap_to_the_trainer_and_says_why():
     assert "time_budget" in plan.to_json()["reasons"]
 
 
-def test_without_a_budget_nothing_changes():
+def test_without_a_budget_nothing_is_capped_and_the_schedule_is_the_same():
     plan = _plan(time_budget="none")
     params = plan.trainer_params()
-    assert (params.train_cap_s, params.time_cap_probe_epochs) == (None, None)
+    # The same held peak as a budgeted run's: `--epochs k --time-budget none` repeats it.
+    assert (params.train_cap_s, params.hold_epochs) == (None, rules.TIME_CAP_PROBE_EPOCHS)
     assert (params.before_fit_s, params.after_fit_s) == (None, None)
     assert not any("time budget" in line for line in plan_lines(plan))
     assert "train_cap_s" not in plan.to_json()["values"]
@@ -83,10 +84,20 @@ def test_no_budget_is_planned_where_it_does_not_belong(flags, hardware, runs_her
     assert why in plan.reasons["time_budget"]
 
 
-def test_a_planned_budget_too_small_for_huge_data_is_dropped_not_refused():
+def test_a_planned_budget_too_small_for_huge_data_keeps_its_least_cap_and_says_so():
     huge = DataFacts(10, 900_000, 100_000, 28, 28, 28, 1)
-    plan = make_plan(PipelineConfig(), huge, "cpu", 24 << 30)
-    assert plan.train_cap_s is None and plan.reasons["time_budget"].startswith("none: ")
+    plan = make_plan(PipelineConfig(epochs=20), huge, "cpu", 24 << 30)  # not refused
+    assert plan.config.time_budget == rules.CPU_TIME_BUDGET
+    assert plan.train_cap_s == rules.BUDGET_MIN_TRAINING_S  # kept, not dropped
+    assert plan.trainer_params().train_cap_s == rules.BUDGET_MIN_TRAINING_S
+    # The Trainer re-sizes it within the same 9 minutes.
+    assert plan.before_fit_s + plan.train_cap_s + plan.after_fit_s == pytest.approx(540)
+    why = plan.reasons["time_budget"]
+    assert why.startswith(f"the default {rules.CPU_TIME_BUDGET} cannot fit this run: ")
+    assert "the fewest epochs a budget decides (7, or all when 6 or fewer" in why
+    # The console's plan says what the summary's reasons say.
+    line = next(line for line in plan_lines(plan) if "time budget" in line)
+    assert line == f"          time budget: training capped at 10 s: {why}"
 
 
 def test_a_budget_too_small_for_the_other_stages_is_a_usage_error_naming_the_flag():
