@@ -74,3 +74,34 @@ def overall_figures(evaluation_uri: str) -> Dict[str, Tuple[float, int]]:
     return {role: (figures[ACCURACY_METRIC], int(figures[_COUNT]))
             for role, figures in found.items()
             if ACCURACY_METRIC in figures and _COUNT in figures}
+
+
+def eval_config_bounds(eval_config_json: Optional[str]
+                       ) -> Tuple[Optional[float], Optional[float]]:
+    """(accuracy threshold, baseline tolerance) as typed, recovered from an EvalConfig's
+    bounds on ACCURACY_METRIC's class in the overall slice (the Evaluator's exec property,
+    JSON); None for a bound it does not set.
+
+    For packages compiled before the Evaluator got the typed values as parameters: their
+    bounds are float32 roundings (pipeline/dag.py as_metric_float), whose shortest float32
+    decimal is what was typed ('0.8' for 0.800000011920929).
+    """
+    if not eval_config_json:
+        return None, None
+    import numpy as np
+    import tensorflow_model_analysis as tfma
+    from google.protobuf import json_format
+    config = json_format.Parse(eval_config_json, tfma.EvalConfig())
+    typed = lambda value: float(str(np.float32(value)))  # noqa: E731
+    for spec in config.metrics_specs:
+        for metric in spec.metrics:
+            for per_slice in metric.per_slice_thresholds:
+                overall = any(s == tfma.SlicingSpec() for s in per_slice.slicing_specs)
+                if metric.class_name != _ACCURACY_CLASS or not overall:
+                    continue
+                value, change = (per_slice.threshold.value_threshold,
+                                 per_slice.threshold.change_threshold)
+                return (typed(value.lower_bound.value) if value.HasField("lower_bound")
+                        else None,
+                        -typed(change.absolute.value) if change.HasField("absolute") else None)
+    return None, None

@@ -13,7 +13,7 @@ from components.common.parameters import decode
 from components.image_evaluator.accuracy import (overall_accuracy, overall_figures,
                                                  slice_accuracies)
 from components.image_evaluator.monitoring_reference import write_reference
-from components.image_evaluator.settings import AuditSettings
+from components.image_evaluator.settings import AuditSettings, settings_of
 from components.image_evaluator.vetoes import judge_drift, veto
 from components.image_evaluator.audit.audit import PREDICTIONS, run_audit, write_audit
 from components.image_evaluator.audit.gates import accuracy_gates
@@ -61,9 +61,8 @@ class Executor(evaluator_executor.Executor):
         reasons = [drifted] if drifted else []
         baseline = (input_dict.get(specs.BASELINE_MODEL_KEY) or [None])[0]
         result = audit(artifact_utils.get_single_instance(input_dict[specs.MODEL_KEY]).uri,
-                       examples, evaluation.uri, blessing.uri,
-                       decode(AuditSettings, exec_properties), accuracy,
-                       baseline.uri if baseline else None)
+                       examples, evaluation.uri, blessing.uri, settings_of(exec_properties),
+                       accuracy, baseline.uri if baseline else None)
         if "judged_on" in result:
             blessing.set_string_custom_property(JUDGED_ON_PROPERTY,
                                                 json.dumps(result["judged_on"]))

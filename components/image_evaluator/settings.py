@@ -5,7 +5,10 @@ defaults live there; each gate is off when None (its figure is still
 reported in audit.json).
 """
 import dataclasses
-from typing import Optional
+from typing import Any, Dict, Optional
+
+from components.common.parameters import decode
+from components.image_evaluator.accuracy import eval_config_bounds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,3 +22,18 @@ class AuditSettings:
     # which the audit must not read back: components/common/limits.py says why).
     accuracy_threshold: Optional[float] = None  # --accuracy-threshold, planned when unset
     baseline_tolerance: Optional[float] = None  # --baseline-tolerance
+
+
+# The Evaluator's eval config exec property (tfx standard_component_specs.EVAL_CONFIG_KEY).
+EVAL_CONFIG_KEY = "eval_config"
+
+
+def settings_of(exec_properties: Dict[str, Any]) -> AuditSettings:
+    """The audit's settings; a package compiled before they carried the typed thresholds
+    gets them from its eval config (accuracy.eval_config_bounds)."""
+    settings = decode(AuditSettings, exec_properties)
+    if settings.accuracy_threshold is None and settings.baseline_tolerance is None:
+        threshold, tolerance = eval_config_bounds(exec_properties.get(EVAL_CONFIG_KEY))
+        settings = dataclasses.replace(settings, accuracy_threshold=threshold,
+                                       baseline_tolerance=tolerance)
+    return settings

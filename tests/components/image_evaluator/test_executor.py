@@ -328,3 +328,22 @@ def test_leaked_eval_images_cannot_lift_the_accuracy_over_the_threshold(tmp_path
     assert judged["figure"] == "accuracy_without_leaked" and judged["examples"] == 30
     assert judged["value"] == pytest.approx(1 / 3) and judged["threshold"] == 0.5
     assert os.path.exists(os.path.join(blessing.uri, "NOT_BLESSED"))
+
+
+@pytest.mark.parametrize("threshold, tolerance", [(0.8, 0.01), (0.7, 0.02), (0.97, 0.05)])
+def test_a_package_compiled_before_the_typed_thresholds_gets_them_from_its_eval_config(
+        threshold, tolerance):
+    """Its eval config holds float32 bounds (as_metric_float, then for the change too); the
+    audit recovers the decimals typed, not 0.800000011920929."""
+    import numpy as np
+    from pipeline.config import PipelineConfig
+    from pipeline.dag import eval_config
+    from components.image_evaluator.executor import settings_of
+    config = eval_config(PipelineConfig(accuracy_threshold=threshold,
+                                        baseline_tolerance=tolerance))
+    change = config.metrics_specs[0].metrics[0].per_slice_thresholds[0].threshold
+    change.change_threshold.absolute.value = float(np.float32(-tolerance))  # as compiled then
+    old = {specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(config)}
+    settings = settings_of(old)
+    assert (settings.accuracy_threshold, settings.baseline_tolerance) == (threshold, tolerance)
+    assert settings_of({**old, "accuracy_threshold": 0.5}).accuracy_threshold == 0.5
