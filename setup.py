@@ -33,6 +33,8 @@ setup(
         "jsonschema",  # the model card checked against its schema
         "keras-tuner>=1.4,<1.5",  # --tune's oracle (the Tuner component needs it too)
         "prometheus-client>=0.26,<0.27",  # `imagepipe monitor --pushgateway`
+        "cleanlab>=2.9,<2.10",  # the audit's label-error suspects
+        "cel-expr-python>=0.1.3,<0.2",  # the Kubeflow emulator's trigger conditions
     ],
     # Not Python, but read at run time: the model card's schema and template.
     package_data={"components.common.model_card_format": ["model_card.schema.json",

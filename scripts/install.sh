@@ -30,8 +30,8 @@ die() { echo "install: error: $*" >&2; exit 2; }
 command -v "$PY" >/dev/null 2>&1 || die "'$PY' not found; install Python 3.11 or set PYTHON=/path/to/python3.11"
 ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 case "$ver" in
-  3.11|3.10) ;;
-  *) die "imagepipe needs Python 3.11 (or 3.10): the pinned TFX 1.16 stack has wheels only for those; '$PY' is Python $ver. Set PYTHON=/path/to/python3.11." ;;
+  3.11) ;;
+  *) die "imagepipe needs Python 3.11: the pinned stack (constraints.txt) has wheels for it alone; '$PY' is Python $ver. Set PYTHON=/path/to/python3.11." ;;
 esac
 
 want=$(cat "${STAMP_INPUTS[@]}" | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')

@@ -78,8 +78,8 @@ def load_spec(path: str) -> pb.PipelineSpec:
 def refuse_unsupported(spec: pb.PipelineSpec) -> None:
     """Resolver tasks fail on the backend at compile time (argocompiler/dag.go); here too.
 
-    So does a trigger condition outside the CEL subset trigger.py evaluates,
-    before any task runs.
+    So does a trigger condition that does not compile (trigger.py), which fails its
+    task on the backend, before any task runs.
     """
     for name, task in spec.root.dag.tasks.items():
         label = spec.components[task.component_ref.name].executor_label

@@ -129,7 +129,7 @@ def test_a_condition_that_cannot_be_evaluated_fails_the_task(tmp_path):
     spec = _chain(tmp_path / "ran.txt", {"other": 1}, IS_NEW.format(key="examples"))
     with pytest.raises(emulator.TaskFailed, match="task second failed") as failed:
         _run(spec, tmp_path / "root")
-    assert "no such key: 'new_data'" in pathlib.Path(failed.value.log).read_text()
+    assert 'Key not found in map : "new_data"' in pathlib.Path(failed.value.log).read_text()
 
 
 def test_a_second_run_reuses_the_cached_outputs_without_a_process(tmp_path):

@@ -1,9 +1,13 @@
 """The emulator's pieces that need no process: conditions, the cache key, recorded outputs.
 
-Expected values come from the KFP 2.4 backend's sources: cel-go 0.18's
-semantics for conditions (heterogeneous `==` is false, mixed ordering is an
-error), and the fingerprint in backend/src/v2/cacheutils/cache_test.go.
+Expected values come from the KFP 2.4 backend's sources: the CEL spec as cel-go evaluates
+a condition (heterogeneous `==` is false, mixed ordering of dyn values is an error, a
+type error found by the checker fails before evaluation), and the fingerprint in
+backend/src/v2/cacheutils/cache_test.go.
 """
+import json
+import pathlib
+import re
 import types
 
 import pytest
@@ -16,6 +20,7 @@ from pipeline.kubeflow import emulator, kfp_cache, kfp_launcher, kfp_outputs, ru
 
 KEY = "_ImageExampleGen.examples"
 A = f"inputs.artifacts['{KEY}'].artifacts[0]"
+GOLDEN = pathlib.Path(__file__).parent / "golden"  # test_compiler.py's packages
 
 
 def _input(metadata: dict, uri: str = "gs://b/examples") -> pb.ExecutorInput:
@@ -27,47 +32,77 @@ def _input(metadata: dict, uri: str = "gs://b/examples") -> pb.ExecutorInput:
 
 
 SEEN = _input({"new_data": 1.0, "reason": "same", "span": 2.0})
+SEEN.inputs.parameter_values["n"].number_value = 3
+SEEN.inputs.parameter_values["json"].string_value = '{"k": 2}'
 
 
 @pytest.mark.parametrize("condition, expected", [
-    (f"({A}.metadata['new_data'] == 1.0)", True),  # TFX writes `== 1` so
+    (f"({A}.metadata['new_data'] == 1.0)", True),  # what TFX writes for `Cond(... == 1)`
     (f"({A}.metadata['new_data'] == 0.0)", False),
     (f"(({A}.metadata['new_data'] > 0.0) && !(({A}.metadata['reason'] == 'same')))", False),
     (f"((({A}.uri + '/x') == 'gs://b/examples/x') || ({A}.metadata['span'] < 3.0))", True),
     (f"({A}.metadata['new_data'] == 1.0) && ({A}.metadata['span'] > 1.0)", True),  # two Conds
-    (f"({A}.metadata['reason'] == 1.0)", False),  # heterogeneous equality
+    (f"({A}.metadata['reason'] == 1.0)", False),  # heterogeneous equality on a dyn value
     (f"({A}.metadata['span'] == 2)", True),  # a double equals an int of its value
+    (f"{A}.metadata['span'] < 3", True),  # and orders against one
     (f"(({A}.metadata['missing'] == 1.0) || true)", True),  # || absorbs the error
     (f"(false && ({A}.metadata['missing'] == 1.0))", False),
     ("inputs.parameter_values['mode'] == \"fast\"", True),
     (f"{A}.name == '7' && -1.5 < 0.0 && null == null", True),
+    # Beyond what TFX writes: KFP's own dsl.If, and anything else a cluster accepts.
+    ("int(inputs.parameter_values['n']) == 3 && double('2.5') == 2.5", True),
+    ("string(inputs.parameter_values['n']) == '3'", True),  # a Value's number is a double
+    ("parseJson(inputs.parameter_values['json']).k + 1.0 == 3.0", True),  # JSON numbers: double
+    (f"has({A}.metadata.new_data) && !has({A}.metadata.missing)", True),
+    (f"size({A}.uri) > 0 && {A}.uri.startsWith('gs') && 'span' in {A}.metadata", True),
+    ("(2.0 - 1.0 > 0.0 ? [1.0][0] : 0.0) == 1.0 && r'raw' == 'raw'", True),
+    ("outputs.output_file == ''", True),  # outputs are not provisioned yet
 ])
 def test_conditions_evaluate_as_cel_go_does(condition, expected):
     assert trigger.evaluate(condition, SEEN) is expected
 
 
 @pytest.mark.parametrize("condition, error", [
-    (f"({A}.metadata['missing'] == 1.0)", "no such key: 'missing'"),
-    (f"(({A}.metadata['missing'] == 1.0) && true)", "no such key"),
-    (f"({A}.metadata['reason'] < 1.0)", "no such overload"),
-    ("inputs.artifacts['other'].artifacts[0].uri == ''", "no such key: 'other'"),
-    (f"{A}.uri", "return type is not bool"),
-    ("1.0 + 1 == 2.0", "no such overload"),
-    (f"inputs.artifacts['{KEY}'].artifacts[1].uri == ''", "index out of bounds"),
+    (f"({A}.metadata['missing'] == 1.0)", 'Key not found in map : "missing"'),
+    (f"(({A}.metadata['missing'] == 1.0) && true)", "Key not found"),
+    (f"({A}.metadata['reason'] < 1.0)", "No matching overloads"),  # only at run time: dyn
+    ("inputs.artifacts['other'].artifacts[0].uri == ''", 'Key not found in map : "other"'),
+    (f"{A}.uri", "return type is not bool, got 'gs://b/examples'"),
+    (f"inputs.artifacts['{KEY}'].artifacts[1].uri == ''", "index=1 size=1"),
+    ("parseJson('{') == 1", "failed to unmarshal JSON"),
+    ("9223372036854775807 + 1 > 0", "overflow"),
 ])
 def test_conditions_that_cel_go_cannot_evaluate_raise(condition, error):
-    with pytest.raises(trigger.ConditionError, match=error):
+    with pytest.raises(trigger.ConditionError, match=re.escape(error)):
         trigger.evaluate(condition, SEEN)
 
 
-@pytest.mark.parametrize("condition", [
-    f"has({A}.metadata.new_data)", f"size({A}.uri) > 0", "1.0 > 0.0 ? true : false",
-    f"'x' in {A}.metadata", "2.0 - 1.0 > 0.0", "[1.0][0] == 1.0", f"{A}.uri.startsWith('gs')",
-    f"({A}.metadata['new_data'] == 1.0", "r'raw' == 'raw'",
+@pytest.mark.parametrize("condition, error", [
+    (f"({A}.metadata['new_data'] == 1.0", "Syntax error"),
+    ("1.0 + 1 == 2.0", "no matching overload for '_+_' applied to '(double, int)'"),
+    (f"{A}.uri == 1.0", "no matching overload for '_==_' applied to '(string, double)'"),
+    ("!1", "no matching overload"),
+    ("x == 1", "undeclared reference to 'x'"),
+    ("inputs.nothing == 1", "undefined field 'nothing'"),
 ])
-def test_syntax_outside_the_subset_is_refused(condition):
-    with pytest.raises(UsageError, match="unsupported at character"):
+def test_a_condition_that_does_not_compile_is_refused(condition, error):
+    with pytest.raises(UsageError, match=re.escape(error)):
         trigger.parse(condition)
+
+
+@pytest.mark.parametrize("golden", ["kubeflow_tpu", "vertex_gpu"])
+def test_the_conditions_imagepipe_compiles_skip_exactly_when_nothing_is_new(golden):
+    spec = json.loads((GOLDEN / f"{golden}.json").read_text())["spec"]
+    conditions = {task["triggerPolicy"]["condition"]
+                  for task in spec["root"]["dag"]["tasks"].values() if "triggerPolicy" in task}
+    assert len(conditions) == 2  # on `examples` and on `_ImageExampleGen.examples`
+    for condition in conditions:
+        key = re.search(r"inputs\.artifacts\['([^']+)'\]", condition).group(1)
+        for new_data, runs in ((1.0, True), (0.0, False)):
+            executor_input = pb.ExecutorInput()
+            executor_input.inputs.artifacts[key].artifacts.add(
+                name="1", uri="gs://b/e").metadata.update({"new_data": new_data})
+            assert trigger.evaluate(condition, executor_input) is runs, condition
 
 
 def test_a_package_with_such_a_condition_is_refused_before_anything_runs():

@@ -1,9 +1,8 @@
-"""Confident learning: flipped labels are the suspects, lowest self-confidence first."""
+"""Confident learning (cleanlab): flipped labels are the suspects, lowest self-confidence first."""
 import numpy as np
 import pytest
 
-from components.image_evaluator.audit.suspects import (confident_labels, confident_thresholds,
-                                             find_suspects)
+from components.image_evaluator.audit.suspects import find_suspects
 
 
 def _noisy(count=200, classes=4, flipped=10, seed=0):
@@ -26,25 +25,37 @@ def test_flipped_labels_are_flagged_and_ranked_first():
     # (confident learning's price for its precision): most are found, and rank first.
     assert len(flips & set(found.order)) >= 7 and set(found.order[:7]) <= flips
     assert found.scores == sorted(found.scores)  # self-confidence, ascending
+    assert found.scores == [probabilities[i, labels[i]] for i in found.order]
     assert all(found.predicted[k] == truth[i] for k, i in enumerate(found.order[:7]))
 
 
-def test_thresholds_are_per_class_means_of_the_labelled_examples():
-    probabilities = np.array([[0.9, 0.1], [0.7, 0.3], [0.2, 0.8]])
-    assert confident_thresholds(probabilities, np.array([0, 0, 1])).tolist() == \
-        pytest.approx([0.8, 0.8])
-    assert confident_thresholds(probabilities, np.array([0, 0, 0]))[1] == np.inf
-
-
-def test_an_example_confident_in_no_class_is_not_counted():
-    probabilities = np.array([[0.5, 0.5], [0.9, 0.1], [0.1, 0.9]])
-    assert confident_labels(probabilities, np.array([0.95, 0.95])).tolist() == [-1, -1, -1]
+def test_an_example_confident_in_no_class_is_not_flagged():
+    # Thresholds are 0.85 (class 0) and 0.8 (class 1): example 2 reaches neither.
+    probabilities = np.array([[0.9, 0.1], [0.8, 0.2], [0.4, 0.6], [0.2, 0.8]])
+    assert find_suspects(probabilities, np.array([0, 0, 0, 1])).order == []
 
 
 def test_an_example_the_model_predicts_as_labelled_is_never_flagged():
     # Class 1's threshold is low, so example 0 is confidently 1 too; argmax keeps it.
     probabilities = np.array([[0.6, 0.4], [0.1, 0.9], [0.9, 0.1], [0.8, 0.2]])
     assert find_suspects(probabilities, np.array([0, 1, 0, 1])).order == [3]
+
+
+def test_a_tie_with_the_given_label_is_not_flagged():
+    # Example 0 is confidently class 0 only (thresholds 0.5 and 0.65), but the model's
+    # top classes tie and one of them is the given label: cleanlab keeps it.
+    probabilities = np.array([[0.5, 0.5], [0.4, 0.6], [0.2, 0.8], [0.6, 0.4]])
+    assert find_suspects(probabilities, np.array([1, 0, 1, 0])).order == []
+
+
+def test_a_class_no_image_is_labelled_or_predicted_as_is_allowed():
+    probabilities = np.array([[0.2, 0.8, 0.0], [0.7, 0.3, 0.0], [0.9, 0.1, 0.0]])
+    found = find_suspects(probabilities, np.array([0, 1, 0]))
+    assert found.order == [0, 1] and found.predicted == [1, 0]
+
+
+def test_an_empty_split_has_no_suspects():
+    assert find_suspects(np.zeros((0, 3)), np.zeros(0, np.int64)).order == []
 
 
 @pytest.mark.integration  # Keras trains a small model
