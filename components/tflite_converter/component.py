@@ -30,7 +30,8 @@ class TFLiteConverterSpec(ComponentSpec):
 class TFLiteConverter(base_component.BaseComponent):
     """Converts the candidate (`settings.quantize`; int8 calibrated on the train split),
     embeds its labels and normalization as TFLite metadata, and keeps it only if its
-    eval-split accuracy is within `settings.parity_tolerance` of the SavedModel's.
+    accuracy on the eval split's files, read as an on-device client reads them, is within
+    `settings.parity_tolerance` of the SavedModel's (staging.convert_into).
 
     Runs only for a model the blessings given accept. The Pusher publishes what it
     wrote as `<tflite_dir>/<version>/`.

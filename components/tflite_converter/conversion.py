@@ -1,26 +1,32 @@
-"""Convert the blessed SavedModel to TFLite, and check it classifies as well (the parity gate).
+"""Convert the blessed SavedModel to TFLite, and check what a client gets from it (the gate).
 
 The conversion starts from the `serving_tensor` signature: float32 pixels in
-[0, 255], already decoded and resized, because TFLite has no image decoders.
-On device, decode and resize the image as Transform does (modules/
-preprocessing.py: decode, convert channels, resize with antialiasing to the
-model's size); the per-channel normalization is inside the .tflite file.
+[0, 255], because TFLite has no image decoders. Where the training images are
+larger than the model's side, the file takes `factor` times that side and shrinks
+it inside with Transform's antialiasing (reduction.py), so that a client that
+stretches a photo bilinearly, as the TFLite Task Library does, sees what training
+saw. The per-channel normalization is inside the file too.
+
+The parity gate scores the file on the eval split's files the way such a client
+reads them (client_inputs.py), against the SavedModel's accuracy on Transform's
+pixels, the accuracy the run reports.
 """
 import contextlib
 import os
 import sys
 import tempfile
 import threading
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 import tensorflow as tf
 
 from components.common import limits
-from components.common.contract import IMAGE_KEY, LABEL_KEY, SERVING_TENSOR
-from components.tflite_converter.settings import check_quantize
+from components.common.contract import SERVING_TENSOR
 from components.common.images import pixel_decoder
-from components.common.storage import files as storage
+from components.tflite_converter.client_inputs import Batch, client_decoder
+from components.tflite_converter.reduction import reduce_pixels
+from components.tflite_converter.settings import check_quantize
 
 SIGNATURE = SERVING_TENSOR
 
@@ -31,8 +37,9 @@ def loaded_model(saved_model):
     return tf.saved_model.load(saved_model) if isinstance(saved_model, str) else saved_model
 
 
-def _numeric_signature(saved_model_dir, export_dir: str) -> None:
-    """Re-saves the SavedModel with `serving_tensor` returning probabilities only.
+def _numeric_signature(saved_model_dir, export_dir: str, factor: int = 1) -> None:
+    """Re-saves the SavedModel with `serving_tensor` returning probabilities only, taking
+    pixels `factor` times the model's side (reduction.py) when `factor` > 1.
 
     Why: the class_name output is a gather over strings, a dynamic-sized tensor,
     and the TFLite interpreter then refuses XNNPACK for the whole graph ("a
@@ -45,11 +52,13 @@ def _numeric_signature(saved_model_dir, export_dir: str) -> None:
     """
     loaded = loaded_model(saved_model_dir)
     serve = loaded.signatures[SIGNATURE]
-    spec = serve.structured_input_signature[1]["pixels"]
+    _, size, _, channels = serve.structured_input_signature[1]["pixels"].shape.as_list()
+    side = size * factor
 
-    @tf.function(input_signature=[tf.TensorSpec(spec.shape, spec.dtype, name="pixels")])
+    @tf.function(input_signature=[tf.TensorSpec([None, side, side, channels], tf.float32,
+                                                name="pixels")])
     def numeric(pixels):
-        outputs = serve(pixels=pixels)
+        outputs = serve(pixels=reduce_pixels(pixels, factor))
         return {"probabilities": outputs["probabilities"]}
 
     tf.saved_model.save(loaded, export_dir, signatures={SIGNATURE: numeric})
@@ -93,20 +102,21 @@ def _native_stderr_captured() -> Iterator[None]:
             _STDERR_SWAP.release()
 
 
-def convert(saved_model_dir, quantize: str,
-            representative: Optional[np.ndarray] = None) -> bytes:
+def convert(saved_model_dir, quantize: str, representative: Optional[np.ndarray] = None,
+            factor: int = 1) -> bytes:
     """The .tflite bytes for `quantize`: none, dynamic (range), float16 or int8.
 
     int8 is full-integer quantization of weights and activations, calibrated
-    on `representative` pixels (from the train split); the input and output
-    stay float32, so callers feed the same pixels whatever the quantization.
+    on `representative` pixels (from the train split, at the file's input side);
+    the input and output stay float32, so callers feed the same pixels whatever
+    the quantization. `factor`: the file's input side over the model's (reduction.py).
     """
     check_quantize(quantize)
     if quantize == "int8" and (representative is None or not len(representative)):
         raise ValueError("int8 quantization needs representative images")
     with tempfile.TemporaryDirectory(prefix="imagepipe-tflite-") as numeric_dir, \
             _native_stderr_captured():
-        _numeric_signature(saved_model_dir, numeric_dir)
+        _numeric_signature(saved_model_dir, numeric_dir, factor)
         converter = tf.lite.TFLiteConverter.from_saved_model(numeric_dir,
                                                              signature_keys=[SIGNATURE])
         if quantize != "none":
@@ -179,27 +189,48 @@ def saved_model_probabilities(saved_model_dir: str, pixels: np.ndarray,
                            .numpy() for i in range(0, len(pixels), batch)])
 
 
-def parity(saved_model_dir, model: bytes, batches: Iterable[Tuple[np.ndarray, np.ndarray]],
-           tolerance: float, known: Optional[List[np.ndarray]] = None) -> Dict[str, object]:
-    """Accuracy of both on the same (pixels, labels) batches; `ok` if TFLite loses <= `tolerance`.
+def client_path(side: int, factor: int) -> str:
+    """What the gate's TFLite accuracy measures, in words for the record."""
+    inside = (f"; the file shrinks it {factor}x with antialiasing to the model's side"
+              if factor > 1 else "")
+    return (f"each eval file decoded whole and stretched to {side}x{side} with bilinear "
+            f"sampling, no antialiasing, as the TFLite Task Library does{inside}")
 
-    Streams: one batch of pixels is in memory at a time. Holding the whole eval
-    split as float32 made the Pusher's peak grow with the data
-    (docs/performance.md). `known`: a list that the first call on these batches
-    fills with the SavedModel's classes per batch, and later calls (the fallback
-    conversions) read instead of predicting again.
+
+def parity(saved_model_dir, model: bytes, batches: Iterable[Batch], tolerance: float,
+           known: Optional[List[np.ndarray]] = None) -> Dict[str, object]:
+    """The SavedModel's accuracy on Transform's pixels and the file's on a client's, from
+    the same (encoded images, labels) batches; `ok` if the file loses <= `tolerance`.
+
+    The file is judged on what a phone gets: each image decoded and resized as the Task
+    Library does from the file (client_inputs.client_decoder), not on Transform's pixels,
+    which no client computes. Streams: one batch is in memory at a time; holding the
+    whole eval split as float32 made the peak grow with the data (docs/performance.md).
+    `known`: a list that the first call on these batches fills with the SavedModel's
+    classes per batch, and later calls (the fallback conversions) read instead.
     """
     serve = None if known else loaded_model(saved_model_dir).signatures[SIGNATURE]
     known = [] if known is None else known
     runner = Runner(model)
+    side, _, channels = runner.input_shape
+    decode = client_decoder(side, channels)
     right, count = {"saved_model": 0, "tflite": 0}, 0
-    for index, (pixels, labels) in enumerate(batches):
+    for index, (encoded, labels) in enumerate(batches):
+        encoded = tf.constant(encoded, tf.string)
         if serve is not None:
-            known.append(serve(pixels=tf.constant(pixels))["probabilities"].numpy().argmax(-1))
+            known.append(_saved_model_classes(serve, encoded))
         right["saved_model"] += int(np.sum(known[index] == labels))
+        pixels = decode(encoded).numpy()
         right["tflite"] += int(np.sum(runner(pixels)["probabilities"].argmax(-1) == labels))
         count += len(labels)
     return parity_verdict(right["saved_model"], right["tflite"], count, tolerance)
+
+
+def _saved_model_classes(serve, encoded: tf.Tensor) -> np.ndarray:
+    """The SavedModel's classes of encoded images, decoded as Transform decodes them."""
+    _, size, _, channels = serve.structured_input_signature[1]["pixels"].shape.as_list()
+    pixels = pixel_decoder(size, channels)(encoded)
+    return serve(pixels=pixels)["probabilities"].numpy().argmax(-1)
 
 
 def parity_verdict(saved_model_right: int, tflite_right: int, count: int,
@@ -215,57 +246,26 @@ def parity_verdict(saved_model_right: int, tflite_right: int, count: int,
             "tolerance": tolerance, "ok": not limits.exceeds(drop, tolerance)}
 
 
-def _records(split_dir: str) -> Iterator[tf.train.Example]:
-    files = sorted(storage.glob(f"{split_dir}/*.gz"))
-    for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
-        yield tf.train.Example.FromString(record.numpy())
-
-
-def split_batches(split_dir: str, size: int, channels: int, batch: int = 64,
-                  limit: Optional[int] = None) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """A split's (pixels, labels), `batch` examples at a time, decoded and resized as
-    Transform does."""
-    encoded, labels, seen = [], [], 0
-    for example in _records(split_dir):
-        feature = example.features.feature
-        encoded.append(feature[IMAGE_KEY].bytes_list.value[0])
-        labels.append(feature[LABEL_KEY].int64_list.value[0])
-        seen += 1
-        if len(encoded) == batch or seen == limit:
-            yield _decoded(encoded, labels, size, channels)
-            encoded, labels = [], []
-        if seen == limit:
-            return
-    if encoded:
-        yield _decoded(encoded, labels, size, channels)
-
-
-def _decoded(encoded: List[bytes], labels: List[int], size: int,
-             channels: int) -> Tuple[np.ndarray, np.ndarray]:
-    pixels = pixel_decoder(size, channels)(tf.constant(encoded, tf.string)).numpy()
-    return pixels.astype(np.float32), np.array(labels)
-
-
-def split_pixels(split_dir: str, size: int, channels: int,
-                 limit: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
-    """All of a split's (pixels, labels) (up to `limit`), for calibration and benchmarks."""
-    batches = list(split_batches(split_dir, size, channels, limit=limit))
-    if not batches:
-        return np.zeros((0, size, size, channels), np.float32), np.zeros((0,), np.int64)
-    return (np.concatenate([pixels for pixels, _ in batches]),
-            np.concatenate([labels for _, labels in batches]))
+def preprocessing_words(factor: int) -> str:
+    """How an app prepares an image for the file (model_info.json, the metadata)."""
+    if factor > 1:
+        return ("decode, convert to the channels above, resize to the shape above (bilinear "
+                f"is enough: the model shrinks it {factor}x with antialiasing inside, as "
+                "training resized); normalization ((x / 255 - mean) / std) is inside the "
+                "model")
+    return ("decode, convert to the channels above, resize to the shape above (antialiased, "
+            "as training resized); normalization ((x / 255 - mean) / std) is inside the model")
 
 
 def model_info(pixels_shape: List[int], mean: List[float], std: List[float],
                labels: List[str], quantize: str, version: Optional[int],
-               metadata: dict) -> dict:
+               metadata: dict, factor: int = 1) -> dict:
     """What an app needs besides the .tflite file (written as model_info.json);
+    `pixels_shape` is the file's input, `factor` times the model's side (reduction.py);
     `metadata` says whether the labels are packed in the file (tflite_metadata.py)."""
     return {"input": {"name": "pixels", "shape": pixels_shape, "dtype": "float32",
-                      "range": [0, 255],
-                      "preprocessing": "decode, convert to the channels above, resize with "
-                                       "antialiasing to the shape above; normalization "
-                                       "((x / 255 - mean) / std) is inside the model"},
+                      "range": [0, 255], "preprocessing": preprocessing_words(factor),
+                      "reduction": factor},
             "normalization": {"mean": mean, "std": std},
             "outputs": ["probabilities"],
             "labels": labels, "quantization": quantize, "source_version": version,

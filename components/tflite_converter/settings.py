@@ -23,7 +23,7 @@ class TFLiteSettings:
 
     model_name: str  # the model's name in the TFLite metadata (the served model's)
     quantize: str  # one of QUANTIZATIONS
-    parity_tolerance: float  # TFLite eval accuracy may be this much below the SavedModel's
+    parity_tolerance: float  # the file's client-path eval accuracy may be this much lower
 
     def __post_init__(self):
         check_quantize(self.quantize)

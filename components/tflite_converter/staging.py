@@ -16,10 +16,16 @@ from components.common.contract import (ASSETS_EXTRA, EVAL, LABELS_FILE, NORMALI
 from components.common.storage import files
 from components.common.storage.tree_copy import copy_tree
 from components.tflite_converter import conversion as tflite
+from components.tflite_converter.client_inputs import (client_decoder, decoded_split,
+                                                       long_sides, split_batches)
+from components.tflite_converter.reduction import reduction_factor
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.tflite_metadata import embed_metadata
 
 REPRESENTATIVE_IMAGES = 200
+# Client pixels held at once by the gate: 64 images at the model's side, fewer at a larger
+# input side (a 512-px input at 64 images a batch would hold 200 MB of floats).
+GATE_PIXELS = 64 * 128 * 128
 # The verdict's reason for a file that passed; "<conversion> TFLITE_PASSED where ..." when
 # the one asked for lost too much and a heavier one shipped.
 TFLITE_PASSED = "passed the parity gate"
@@ -37,22 +43,25 @@ def fallbacks(quantize: str) -> Tuple[str, ...]:
 
 def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
                  settings: TFLiteSettings, source: str) -> dict:
-    """Converts, embeds the metadata, gates on eval accuracy, and writes the first
-    conversion of fallbacks(settings.quantize) that passes into `output_dir`; `source` is
-    the metadata's version.
+    """Converts, embeds the metadata, gates on the client path's eval accuracy, and writes
+    the first conversion of fallbacks(settings.quantize) that passes into `output_dir`;
+    `source` is the metadata's version.
 
-    Returns {"converted": whether the files were written, "quantize": the conversion
-    written (else the last tried), "tried": each one's quantize, accuracy and drop,
-    "parity": tflite.parity(...) of the last, "reason", "metadata" (embed_metadata's
-    record)}; nothing is written when none passes.
+    The file's input side is reduction_factor(the train images' long sides) times the
+    model's. Returns {"converted": whether the files were written, "quantize": the
+    conversion written (else the last tried), "tried": each one's quantize, accuracy and
+    drop, "parity": tflite.parity(...) of the last with its "client_path", "reason",
+    "metadata" (embed_metadata's record)}; nothing is written when none passes.
     """
     loaded = tflite.loaded_model(saved_model_dir)
     extra = os.path.join(saved_model_dir, ASSETS_EXTRA)
     names = read_labels(os.path.join(extra, LABELS_FILE))
+    size, _, _ = tflite.input_shape(loaded)
+    factor = reduction_factor(long_sides(split_dir(examples_uri, TRAIN)), size)
     tried, known = [], []  # known: the SavedModel's classes, predicted once for all attempts
     for quantize in fallbacks(settings.quantize):
         model, metadata, parity = _attempt(loaded, examples_uri, settings, quantize, names,
-                                           source, known)
+                                           (source, factor), known)
         tried.append({"quantize": quantize, "tflite_accuracy": parity["tflite_accuracy"],
                       "drop": parity["drop"], "ok": parity["ok"]})
         if parity["ok"]:
@@ -61,29 +70,34 @@ def convert_into(saved_model_dir: str, examples_uri: str, output_dir: str,
                "parity": parity, "metadata": metadata,
                "reason": _reason(tried, settings, parity["saved_model_accuracy"])}
     if parity["ok"]:
-        size, _, channels = tflite.input_shape(loaded)
+        _, _, channels = tflite.input_shape(loaded)
         normalization = json.loads(files.read_text(os.path.join(extra, NORMALIZATION_FILE)))
-        info = tflite.model_info([size, size, channels], normalization["mean"],
-                                 normalization["std"], names, quantize, None, metadata)
+        info = tflite.model_info([size * factor, size * factor, channels],
+                                 normalization["mean"], normalization["std"], names,
+                                 quantize, None, metadata, factor)
         _write(model, extra, {**info, "parity": parity, "tried": tried}, output_dir)
     return verdict
 
 
 def _attempt(loaded, examples_uri: str, settings: TFLiteSettings, quantize: str,
-             names: List[str], source: str, known: List):
+             names: List[str], source_and_factor: Tuple[str, int], known: List):
     """(the file, its metadata record, its parity) for one conversion."""
+    source, factor = source_and_factor
     size, _, channels = tflite.input_shape(loaded)
+    side = size * factor
     representative: Optional = None
-    if quantize == "int8":
-        representative, _ = tflite.split_pixels(split_dir(examples_uri, TRAIN),
-                                                size, channels, limit=REPRESENTATIVE_IMAGES)
+    if quantize == "int8":  # calibrated on what the file will be fed: a client's pixels
+        representative, _ = decoded_split(split_dir(examples_uri, TRAIN),
+                                          client_decoder(side, channels),
+                                          limit=REPRESENTATIVE_IMAGES)
     model, metadata = embed_metadata(
-        tflite.convert(loaded, quantize, representative), names,
-        settings.model_name, source, quantize, channels)
-    # The gate runs the file that ships, metadata included.
-    parity = tflite.parity(loaded, model, tflite.split_batches(
-        split_dir(examples_uri, EVAL), size, channels), settings.parity_tolerance, known)
-    return model, metadata, parity
+        tflite.convert(loaded, quantize, representative, factor), names,
+        settings.model_name, source, quantize, channels, factor)
+    # The gate runs the file that ships, metadata included, on the eval split's files.
+    batch = min(64, max(4, GATE_PIXELS // side ** 2))
+    batches = split_batches(split_dir(examples_uri, EVAL), batch)
+    parity = tflite.parity(loaded, model, batches, settings.parity_tolerance, known)
+    return model, metadata, {**parity, "client_path": tflite.client_path(side, factor)}
 
 
 def _reason(tried: List[dict], settings: TFLiteSettings, saved_model_accuracy: float) -> str:
@@ -93,9 +107,9 @@ def _reason(tried: List[dict], settings: TFLiteSettings, saved_model_accuracy: f
                 f"({t['tflite_accuracy']:.4f})")
     failed = [t for t in tried if not t["ok"]]  # conversion.parity judged each exactly
     if len(failed) == len(tried):
-        return (f"TFLite accuracy {tried[-1]['tflite_accuracy']:.4f} is more than "
-                f"{settings.parity_tolerance} below the SavedModel's "
-                f"{saved_model_accuracy:.4f} on the eval split"
+        return (f"TFLite accuracy {tried[-1]['tflite_accuracy']:.4f} on the eval files, read "
+                f"as a client reads them, is more than {settings.parity_tolerance} below the "
+                f"SavedModel's {saved_model_accuracy:.4f}"
                 + (f" ({'; '.join(lost(t) for t in failed)})" if len(tried) > 1 else ""))
     if not failed:
         return TFLITE_PASSED

@@ -14,7 +14,7 @@ from typing import List, Tuple
 
 from components.common.contract import LABELS_FILE, PIXELS_INPUT, PROBABILITIES
 
-# The graph normalizes inside (tflite.py): it wants raw pixel values, so the
+# The graph normalizes inside (conversion.py): it wants raw pixel values, so the
 # metadata's NormalizationOptions are the identity, (x - 0) / 1, for every
 # quantization (int8 keeps float32 inputs and outputs, see tflite.convert).
 NORM_MEAN, NORM_STD = [0.0], [1.0]
@@ -22,16 +22,17 @@ LIBUSB_FIX = "apt-get install libusb-1.0-0"
 
 
 def embed_metadata(model: bytes, labels: List[str], name: str, version: str, quantize: str,
-                   channels: int) -> Tuple[bytes, dict]:
+                   channels: int, factor: int = 1) -> Tuple[bytes, dict]:
     """(the model with metadata packed in, {"embedded": True, ...}), or, when the writer
     cannot be loaded or refuses the model, (`model` unchanged, {"embedded": False,
-    "reason"}): apps then read labels.txt, pushed beside it either way."""
+    "reason"}): apps then read labels.txt, pushed beside it either way. `factor`: the
+    input side over the model's, which the file shrinks inside (reduction.py)."""
     try:
         writer = _writer()
     except ImportError as e:
         return model, _not_embedded(_import_reason(e))
     try:
-        packed = _populate(writer, model, labels, name, version, quantize, channels)
+        packed = _populate(writer, model, labels, name, version, quantize, (channels, factor))
     except Exception as e:  # noqa: BLE001  (metadata is an extra; the model still ships)
         return model, _not_embedded(f"the metadata writer failed: {type(e).__name__}: {e}")
     return packed, {"embedded": True, "labels": LABELS_FILE, "norm_mean": NORM_MEAN,
@@ -68,9 +69,19 @@ def _color_space_name(channels: int) -> str:
     return {3: "RGB", 1: "GRAYSCALE"}.get(channels, "UNKNOWN")
 
 
+def _input_words(factor: int) -> str:
+    if factor > 1:
+        return ("Pixels in [0, 255], decoded and resized to this size (bilinear is enough: "
+                f"the model shrinks them {factor}x with antialiasing inside, as training "
+                "resized); the normalization is inside the model")
+    return ("Pixels in [0, 255], decoded and resized (antialiased) to the model's size; the "
+            "normalization is inside the model")
+
+
 def _populate(writer, model: bytes, labels: List[str], name: str, version: str,
-              quantize: str, channels: int) -> bytes:
+              quantize: str, channels_and_factor: Tuple[int, int]) -> bytes:
     schema, model_schema, image_classifier, info, utils = writer
+    channels, factor = channels_and_factor
     input_type = utils.get_input_tensor_types(model)[0]
     if input_type != model_schema.TensorType.FLOAT32:
         raise ValueError(f"input type {input_type} is not float32: identity normalization "
@@ -90,8 +101,7 @@ def _populate(writer, model: bytes, labels: List[str], name: str, version: str,
                             "pixels, float32 in [0, 255]"),
             input_md=info.InputImageTensorMd(
                 name=PIXELS_INPUT, norm_mean=NORM_MEAN, norm_std=NORM_STD,
-                description="Pixels in [0, 255], decoded and resized (antialiased) to the "
-                            "model's size; the normalization is inside the model",
+                description=_input_words(factor),
                 color_space_type=color, tensor_type=input_type),
             output_md=info.ClassificationTensorMd(
                 name=PROBABILITIES, description="Probability of each class, in labels.txt "

@@ -7,7 +7,9 @@ import pytest
 import tensorflow as tf
 
 from components.image_pusher.tflite_publish import publish_tflite
+from components.common.images import pixel_decoder
 from components.tflite_converter import conversion as tflite, tflite_metadata
+from components.tflite_converter.client_inputs import decoded_split, split_batches
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.staging import convert_into
 from modules.networks.keras_model import compile_model
@@ -50,6 +52,11 @@ def _saved_model(path, flip: bool = False) -> str:
     return str(path)
 
 
+def _encoded(pixels):
+    """PNG files of float pixels, as the gate reads an eval split's images."""
+    return [tf.io.encode_png(np.round(image).astype(np.uint8)).numpy() for image in pixels]
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     return _saved_model(tmp_path_factory.mktemp("sm") / "model")
@@ -63,8 +70,9 @@ def test_each_quantization_converts_and_matches_the_saved_model(trained, quantiz
     got = tflite.tflite_probabilities(model, pixels)
     want = tflite.saved_model_probabilities(trained, pixels)
     np.testing.assert_allclose(got, want, atol=atol)
-    result = tflite.parity(trained, model, [(pixels[:40], labels[:40]), (pixels[40:], labels[40:])],
-                           tolerance=0.01)
+    encoded = _encoded(pixels)
+    result = tflite.parity(trained, model, [(encoded[:40], labels[:40]),
+                                            (encoded[40:], labels[40:])], tolerance=0.01)
     assert result["ok"] and result["saved_model_accuracy"] > 0.9, result
 
 
@@ -102,13 +110,14 @@ def test_the_gate_refuses_a_conversion_that_classifies_worse(trained, tmp_path):
     pixels, labels = _data()
     # Not an untrained model: its random weights may well rank brightness the right way.
     worse = tflite.convert(_saved_model(tmp_path / "flipped", flip=True), "none")
-    result = tflite.parity(trained, worse, [(pixels, labels)], tolerance=0.01)
+    result = tflite.parity(trained, worse, [(_encoded(pixels), labels)], tolerance=0.01)
     assert not result["ok"] and result["drop"] > 0.01
 
 
 def test_a_fallback_reuses_the_saved_models_classes_from_the_first_attempt(trained, tmp_path):
     pixels, labels = _data()
-    batches = [(pixels[:40], labels[:40]), (pixels[40:], labels[40:])]
+    encoded = _encoded(pixels)
+    batches = [(encoded[:40], labels[:40]), (encoded[40:], labels[40:])]
     known = []
     first = tflite.parity(trained, tflite.convert(trained, "float16"), batches, 0.01, known)
     assert [len(k) for k in known] == [40, len(pixels) - 40]
@@ -126,12 +135,13 @@ def test_bad_settings_are_refused():
         tflite.convert("unused", "int8")
 
 
-def _examples_artifact(tmp_path, make_image):
+def _examples_artifact(tmp_path, make_image, side=8):
     """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
     from pipeline.config import PipelineConfig
     from pipeline.local.ingest_command import run_ingest
     for i in range(12):
-        make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(8, 8), mode="L", seed=i)
+        make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(side, side), mode="L",
+                   seed=i)
     out = tmp_path / "examples"
     run_ingest(PipelineConfig(data=str(tmp_path / "data"), output=str(out), eval_percent=40))
     for split in ("train", "eval"):
@@ -166,6 +176,9 @@ def test_a_conversion_writes_its_files_or_nothing_and_publishes_as_a_version(
                                               "model_info.json"]
     info = json.loads((base / "7" / "model_info.json").read_text())
     assert info["input"]["shape"] == [8, 8, 1] and info["labels"] == ["dark", "bright"]
+    # Images no larger than the model's side: no reduction inside, and the record says
+    # what the gate measured (a client's decode and resize of each file).
+    assert info["input"]["reduction"] == 1 and "Task Library" in info["parity"]["client_path"]
     assert (info["quantization"], info["source_version"]) == ("dynamic", 7)
     assert info["normalization"] == {"mean": [0.5], "std": [0.3]}
     assert info["metadata"]["embedded"] and result["metadata"]["embedded"]
@@ -205,6 +218,22 @@ def test_a_conversion_that_loses_too_much_falls_back_to_heavier_ones(trained, tm
     assert info["quantization"] == kept["quantize"] and info["tried"] == tried
     if len(tried) > 1:
         assert kept["reason"].startswith(f"{kept['quantize']} passed the parity gate where int8")
+
+
+def test_images_larger_than_the_model_are_taken_whole_and_shrunk_inside(trained, tmp_path,
+                                                                          make_image):
+    examples, model = _examples_artifact(tmp_path, make_image, side=24), _with_assets(trained)
+    # Tolerance 1: random images, any accuracy passes; the file's input is what is checked.
+    result = _convert(model, examples, tmp_path / "big", "none", 1.0)
+    info = json.loads((tmp_path / "big" / "model_info.json").read_text())
+    assert info["input"]["shape"] == [24, 24, 1] and info["input"]["reduction"] == 3
+    assert "shrinks it 3x" in info["input"]["preprocessing"]
+    assert "24x24" in result["parity"]["client_path"] == info["parity"]["client_path"]
+    # The file is the SavedModel behind Transform's antialiased resize.
+    pixels = np.random.default_rng(5).uniform(0, 255, (6, 24, 24, 1)).astype(np.float32)
+    small = tf.image.resize(pixels, [8, 8], antialias=True).numpy()
+    got = tflite.tflite_probabilities((tmp_path / "big" / "model.tflite").read_bytes(), pixels)
+    np.testing.assert_allclose(got, tflite.saved_model_probabilities(trained, small), atol=1e-5)
 
 
 def _missing_libusb():
@@ -289,11 +318,12 @@ def test_a_split_is_read_in_batches_in_order_and_up_to_the_limit(tmp_path):
                 IMAGE_KEY: tf.train.Feature(bytes_list=tf.train.BytesList(value=[png])),
                 LABEL_KEY: tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 7])),
             })).SerializeToString())
-    batches = list(tflite.split_batches(str(split), 8, 1))
+    batches = list(split_batches(str(split)))
     assert [len(labels) for _, labels in batches] == [64, 64, 22]  # the gate's memory: 64 images
     labels = np.concatenate([labels for _, labels in batches])
     assert labels.tolist() == [i % 7 for i in range(150)]
-    pixels, _ = tflite.split_pixels(str(split), 8, 1, limit=70)
+    assert batches[0][0][0] == tf.io.encode_png(images[0]).numpy()  # the file's own bytes
+    pixels, _ = decoded_split(str(split), pixel_decoder(8, 1), limit=70)
     assert pixels.shape == (70, 8, 8, 1)
     np.testing.assert_allclose(pixels, images[:70], atol=1e-3)  # same size: no resampling
-    assert [len(b[1]) for b in tflite.split_batches(str(split), 8, 1, limit=64)] == [64]
+    assert [len(b[1]) for b in split_batches(str(split), limit=64)] == [64]
