@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.test_e2e_photos import make_photos
+from tests.generated_photos import make_photos
 
 pytestmark = pytest.mark.slow
 

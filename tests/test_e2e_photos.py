@@ -5,28 +5,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-from PIL import Image
+
+from tests.generated_photos import make_photos
 
 pytestmark = pytest.mark.slow
-
-# (width, height): a camera file, HD, VGA both ways, a thumbnail; VGA is the most common.
-SIZES = ((2000, 1500), (1280, 720), (640, 480), (480, 640), (640, 480), (96, 72))
-
-
-def make_photos(root, count=36):
-    """Class `warm` is reddish and `cool` bluish, with smooth photo-like texture."""
-    rng = np.random.default_rng(0)
-    for i in range(count):
-        name = ("warm", "cool")[i % 2]
-        (root / name).mkdir(parents=True, exist_ok=True)
-        coarse = rng.integers(0, 200, (6, 8, 3)).astype(np.int16)
-        coarse[..., 0 if name == "warm" else 2] += 55
-        size = SIZES[(i // 2) % len(SIZES)]
-        Image.fromarray(coarse.astype(np.uint8)).resize(size, Image.BILINEAR).save(
-            root / name / f"{i:03d}.jpg", quality=85)
-    return root
 
 
 def test_mixed_size_photos_train_the_planned_photo_model(tmp_path):

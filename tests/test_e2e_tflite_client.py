@@ -15,7 +15,6 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from PIL import Image
 
 from components.common import limits
 from components.common.contract import EVAL, IMAGE_BYTES_INPUT, SERVING_IMAGE, split_dir
@@ -23,14 +22,14 @@ from components.common.images import pixel_decoder
 from components.tflite_converter.client_inputs import client_decoder, split_batches
 from components.tflite_converter.conversion import Runner
 from components.tflite_converter.tflite_metadata import embed_metadata
+from tests import generated_photos
 
 pytestmark = pytest.mark.slow
 
 CLIENT_PACKAGES = ("tflite-support==0.4.4", "numpy<2")
 CLIENT = os.path.join(os.path.dirname(__file__), "task_library_client.py")
-# (width, height): a camera file, HD, VGA both ways, a thumbnail; the median long side is
-# 640, so the file takes 512 px (4x the 128-px model, the cap) and shrinks them inside.
-SIZES = ((2000, 1500), (1280, 720), (640, 480), (480, 640), (640, 480), (96, 72))
+# generated_photos.SIZES: the median long side is 640, so the file takes 512 px (4x the
+# 128-px model, the cap) and shrinks them inside.
 
 
 def _pip_failed(step: str, result: subprocess.CompletedProcess) -> None:
@@ -65,20 +64,9 @@ def task_library(request, tmp_path_factory) -> str:
 
 
 def make_photos(root, count=48):
-    """Class `warm` is reddish and `cool` bluish, with photo-like detail at every size."""
-    rng = np.random.default_rng(1)
-    for i in range(count):
-        name = ("warm", "cool")[i % 2]
-        (root / name).mkdir(parents=True, exist_ok=True)
-        coarse = rng.integers(0, 170, (12, 16, 3)).astype(np.int16)
-        coarse[..., 0 if name == "warm" else 2] += 85
-        size = SIZES[(i // 2) % len(SIZES)]
-        image = Image.fromarray(coarse.astype(np.uint8)).resize(size, Image.BILINEAR)
-        # Fine grain, as a sensor's: what a bilinear shrink aliases and Transform's does not.
-        grain = rng.normal(0, 12, (size[1], size[0], 3))
-        pixels = np.clip(np.asarray(image, np.float64) + grain, 0, 255).astype(np.uint8)
-        Image.fromarray(pixels).save(root / name / f"{i:03d}.jpg", quality=90)
-    return root
+    """Photo-like detail at every size, and a sensor's grain."""
+    return generated_photos.make_photos(root, count, seed=1, detail=(12, 16), boost=85,
+                                        grain=12, quality=90)
 
 
 def _client(task_library: str, *args: str):
