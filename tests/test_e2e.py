@@ -142,8 +142,9 @@ def test_summary_carries_data_health_and_the_audit(two_runs):
         "image/slice/aspect": ["square"]}
     assert slices["overall"] == pytest.approx(evaluation["accuracy"])
     assert first["saliency"]["method"] == "grad-cam" and first["saliency"]["images"]
-    assert set(evaluation["gates"]) == {"min_leak_free_accuracy", "max_leakage_gain",
-                                        "min_robust_accuracy", "max_slice_gap"}
+    assert set(evaluation["gates"]) == {"min_accuracy", "min_leak_free_accuracy",
+                                        "max_leakage_gain", "min_robust_accuracy",
+                                        "max_slice_gap"}
     page = (out / "report" / "index.html").read_text()
     for section in ("Data health", "Suspected label errors", "Robustness", "Slices"):
         assert section in page

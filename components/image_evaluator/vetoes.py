@@ -39,3 +39,9 @@ def veto(blessing, reason: str) -> None:
     blessing.set_int_custom_property(BLESSED_KEY, 0)
     files.remove(os.path.join(blessing.uri, BLESSED_FILE))
     files.write_bytes(os.path.join(blessing.uri, NOT_BLESSED_FILE), b"")
+
+
+def blessed_by_tfma(blessing_uri: str) -> bool:
+    """Whether TFMA's validation blessed the model (the BLESSED file it writes), before any
+    veto."""
+    return files.exists(os.path.join(blessing_uri, BLESSED_FILE))
