@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from components.common.contract import AUDIT_DIR, AUDIT_FILE, ingest_report
-from components.common.intervals import wilson
+from components.common.intervals import wilson, wilson_of
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.audit import render
 from components.image_evaluator.audit.classifier import (Classifier, decode, load_classifier,
@@ -108,7 +108,7 @@ def _leakage(examples: EvalExamples, right: np.ndarray, examples_uri: str) -> di
     """audit.json's "leakage", with the count and interval of the accuracy without."""
     found = leakage(right, examples.paths, _leaked(examples_uri))
     left = len(examples.labels) - found["leaked"]
-    interval = (list(wilson(round(found["accuracy_without"] * left), left))
+    interval = (list(wilson_of(found["accuracy_without"], left))
                 if found["accuracy_without"] is not None and left else None)
     return {**found, "examples_without": left, "interval": interval}
 
@@ -121,7 +121,7 @@ def run_audit(model_uri: str, examples_uri: str, settings: AuditSettings,
     its predictions under PREDICTIONS (EvalPredictions).
 
     `overall` and `by_feature` are TFMA's accuracies (overall, per slice);
-    `accuracy_threshold` TFMA's bound on accuracy, which gates.judged_on records;
+    `accuracy_threshold` the blessing's threshold as typed, which gates.judged_on records;
     `baseline_uri` the baseline Model TFMA compared with (None: none), which "baseline"
     compares with the candidate on the same images (paired.py).
     Raises on an empty eval split: an audit of nothing would pass every gate.
