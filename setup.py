@@ -6,6 +6,11 @@ tfx 1.16.0 declares Requires-Python <3.11 and must go in with
 """
 from setuptools import find_packages, setup
 
+# The installed packages, bottom to top (tests/test_codebase_shape.py keeps the order).
+# kubeflow/ (deploy assets and the KFP emulator, a development tool) is not one of them.
+PACKAGES = ("core", "components", "modules", "settings", "report", "prediction", "rollback",
+            "monitor", "pipeline", "kfp_compiler", "cli")
+
 setup(
     name="imagepipe",
     version="0.1.0",
@@ -13,8 +18,7 @@ setup(
     python_requires=">=3.10,<3.12",
     # kubeflow/ is deliberately NOT a package: a top-level `kubeflow` module
     # would shadow the real `kubeflow` namespace that kfp extensions use.
-    packages=find_packages(include=["pipeline", "pipeline.*", "components",
-                                    "components.*", "modules", "modules.*"]),
+    packages=find_packages(include=[f"{top}{sub}" for top in PACKAGES for sub in ("", ".*")]),
     install_requires=[
         # Versions are pinned in constraints.txt; these are the direct imports.
         "tfx==1.16.0",
@@ -34,18 +38,19 @@ setup(
         "keras-tuner>=1.4,<1.5",  # --tune's oracle (the Tuner component needs it too)
         "prometheus-client>=0.26,<0.27",  # `imagepipe monitor --pushgateway`
         "cleanlab>=2.9,<2.10",  # the audit's label-error suspects
-        "cel-expr-python>=0.1.3,<0.2",  # the Kubeflow emulator's trigger conditions
     ],
     # Not Python, but read at run time: the model card's schema and template.
-    package_data={"components.common.model_card_format": ["model_card.schema.json",
-                                                          "template.html.jinja"]},
+    package_data={"components.model_card.format": ["model_card.schema.json",
+                                                   "template.html.jinja"]},
     extras_require={
         # --mlflow-uri: MLflow's client, and its server for the tests (requirements.txt).
         "mlflow": ["mlflow>=2.22,<2.23"],
         # The CI workflow's own checks (tests/test_github_workflow.py), and hypothesis for
         # the gates' property tests (docs/install.md says why each).
+        # cel-expr-python: the KFP emulator's trigger conditions (kubeflow/kfp_emulator/, a
+        # development tool that is not installed).
         "test": ["check-jsonschema>=0.39,<0.40", "zizmor>=1.32,<1.33",
-                 "hypothesis>=6.170,<6.171"],
+                 "hypothesis>=6.170,<6.171", "cel-expr-python>=0.1.3,<0.2"],
     },
-    entry_points={"console_scripts": ["imagepipe=pipeline.cli:console_main"]},
+    entry_points={"console_scripts": ["imagepipe=cli.main:console_main"]},
 )

@@ -21,15 +21,17 @@ step with their type emptied, as the backend passes them; --keep-types passes
 the declared types instead (as Vertex does), for comparison. A Trainer
 compiled with --workers submits a TFJob; here its replicas run as local
 processes with the TF_CONFIG the Training Operator would set. The logic is in
-pipeline/kubeflow/emulator.py; this folder is not a Python package (see docs/kubeflow.md).
+kubeflow/kfp_emulator/emulator.py; this folder is not a Python package (see docs/kubeflow.md).
 """
 import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The repo's packages, and kfp_emulator beside this file (a development tool, not installed).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(_HERE), _HERE]
 
-from pipeline.errors import UsageError  # noqa: E402  (after the path set-up)
+from core.errors import UsageError  # noqa: E402  (after the path set-up)
 
 EXIT_OK, EXIT_TASK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -50,8 +52,8 @@ def main(argv=None) -> int:
                                           "parallelism caps them (default: the CPU count, "
                                           "%(default)s here)")
     args = parser.parse_args(argv)
-    from pipeline.kubeflow import emulator as kfp_local  # heavy (kfp); after --help
-    from pipeline.kubeflow.run_result import nothing_new
+    from kfp_emulator import emulator as kfp_local  # heavy (kfp); after --help
+    from kfp_emulator.run_result import nothing_new
     try:
         spec = kfp_local.load_spec(args.package)
         root = args.pipeline_root or kfp_local.default_root(spec)

@@ -5,7 +5,7 @@ import time
 
 import tf_keras as keras
 
-from components.common.storage import files
+from core.storage import files
 
 _SHOWN = ("loss", "accuracy", "val_loss", "val_accuracy")
 

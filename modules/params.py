@@ -1,7 +1,7 @@
 """The Trainer's and Transform's settings: typed dataclasses carried in TFX's `custom_config`.
 
 Light on purpose (no TensorFlow): the planner, the compiler and `run_fn` all
-import it. Both travel by components/common/parameters.py's one convention, which
+import it. Both travel by core/parameters.py's one convention, which
 casts every value back to its type and names unknown or missing settings.
 pipeline/planning/plan.py builds them from the config; they hold no
 defaults of their own.
@@ -11,7 +11,7 @@ import json
 import math
 from typing import Optional
 
-from components.common import parameters
+from core import parameters
 # Which networks exist: the one registry. Re-exported: the planner and the
 # trainer ask params which names are backbones.
 from modules.network_registry import BACKBONE_NAMES, MODELS, MODULE  # noqa: F401
@@ -31,7 +31,7 @@ WARP_ZOOM = 0.1
 
 @dataclasses.dataclass(frozen=True)
 class TrainerParams:
-    """Everything `run_fn` needs besides the artifacts; see pipeline/config.py for meanings."""
+    """Everything `run_fn` needs besides the artifacts; see settings/config.py for meanings."""
 
     model: str
     batch_size: int
@@ -76,7 +76,7 @@ class TrainerParams:
     module_file: Optional[str] = None
     module_source: Optional[str] = None
     module_sha256: Optional[str] = None
-    # Warm start (modules/continuous/warm_start.py): start from the base model's
+    # Warm start (modules/training/warm_start.py): start from the base model's
     # weights when they fit, for warm_start_share of the planned epochs.
     warm_start: bool = False
     warm_start_share: float = 1.0

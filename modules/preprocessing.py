@@ -1,6 +1,6 @@
 """Transform's `preprocessing_fn`: decode, resize, scale and normalize images.
 
-Decoding and resizing are components/common/images.py's, shared with the Pusher.
+Decoding and resizing are core/images.py's, shared with the Pusher.
 
 TFX runs it once over the train split to compute the per-channel mean and
 standard deviation; the resulting transform graph is then applied on the fly
@@ -12,8 +12,8 @@ from typing import Any, Dict
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from components.common.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
-from components.common.images import decode_images
+from core.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
+from core.images import decode_images
 from modules import autograph_rules
 from modules.params import TransformParams
 

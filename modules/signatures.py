@@ -18,13 +18,13 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from components.common.contract import (ASSETS_EXTRA, IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF,
-                                        LABELS_FILE, NORMALIZATION_FILE, PIXELS_INPUT,
-                                        PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE,
-                                        SERVING_TENSOR)
+from core.contract import (ASSETS_EXTRA, IMAGE_BYTES_INPUT, IMAGE_KEY, IMAGE_XF,
+                           LABELS_FILE, NORMALIZATION_FILE, PIXELS_INPUT,
+                           PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE,
+                           SERVING_TENSOR)
 from components.image_evaluator.audit.signature import (CLASS_ID_INPUT, HEATMAP, LAYER,
                                                         SERVING_GRADCAM)
-from components.common.storage import files
+from core.storage import files
 
 
 def normalization(transformed, size: int, channels: int) -> Tuple[np.ndarray, np.ndarray]:

@@ -15,14 +15,14 @@ import tf_keras as keras
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 
-from components.common.contract import (EVAL, LABELS_FILE, TRAIN, decode_cache_folder,
-                                        examples_uri_of, read_labels)
+from core.contract import (EVAL, LABELS_FILE, TRAIN, decode_cache_folder,
+                           examples_uri_of, read_labels)
 from modules import autograph_rules
 from modules.networks import user_module
 from modules.cluster import parameter_servers
 from modules.cluster.tf_config import has_parameter_servers, read_cluster, serves
-from modules.continuous import warm_start
-from modules.data.decode_cache import CACHE_DIR, remove_caches
+from modules.training import warm_start
+from modules.training.decode_cache import CACHE_DIR, remove_caches
 from modules.distribution import select_strategy
 from modules.epoch_progress import add_fit_stats
 from modules.networks.keras_model import float32_copy
@@ -35,7 +35,7 @@ from modules.training.model_setup import (build_compiled, class_weights_for, fit
 from modules.training.callbacks import backup_callback, backup_dir, tensorboard_freq
 from modules.training.repeat import first_interruption, repeat_record
 from modules.training.time_cap import (FitTimeCap, cap_from_run_clock, capped_epochs,
-                                      probe_epochs, untimed_cap)
+                                       probe_epochs, untimed_cap)
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key

@@ -25,10 +25,10 @@ from tfx.types.channel import Channel, ChannelWrappedPlaceholder
 
 from components.resolvers import latest_blessed_other as strategy
 from components.resolvers.latest_blessed_other import LatestBlessedOtherModelStrategy
-from components.common import contract as ids
-from components.common.contract import (EVAL, LABEL_KEY, NEW_DATA_PROPERTY, NEWEST_SPAN_SPLIT,
-                                        PREVIOUS_SPAN_SPLIT, PROBABILITIES, SERVING_DEFAULT,
-                                        SLICE_KEYS, TRAIN)
+from core import contract as ids
+from core.contract import (EVAL, LABEL_KEY, NEW_DATA_PROPERTY, NEWEST_SPAN_SPLIT,
+                           PREVIOUS_SPAN_SPLIT, PROBABILITIES, SERVING_DEFAULT,
+                           SLICE_KEYS, TRAIN)
 from components.image_example_gen.component import ImageExampleGen
 from components.drift_validator.comparators import stats_options
 from components.drift_validator.component import ImageDistributionValidator
@@ -44,8 +44,8 @@ from components.pushed_warm_start.component import PushedWarmStart
 from components.resolvers import latest_blessed_earlier_data as warm_start_strategy
 from components.resolvers.latest_blessed_earlier_data import LatestBlessedEarlierDataModelStrategy
 from modules.cluster import launcher
-from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
-from pipeline.config import PipelineConfig
+from core.beam_deps import LOCAL_SETUP_FILE, with_setup_file
+from settings.config import PipelineConfig
 from pipeline.planning.plan import Plan
 
 # How each target finds the last blessed model:
@@ -103,10 +103,10 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
     """
     threshold = tfma.MetricThreshold(
         value_threshold=tfma.GenericValueThreshold(
-            lower_bound={"value": as_metric_float(config.accuracy_threshold)}),
+            lower_bound={"value": as_metric_float(config.evaluation.accuracy_threshold)}),
         change_threshold=tfma.GenericChangeThreshold(
             direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-            absolute={"value": change_bound(config.baseline_tolerance)}))
+            absolute={"value": change_bound(config.evaluation.baseline_tolerance)}))
     accuracy = tfma.MetricConfig(
         class_name="SparseCategoricalAccuracy",
         per_slice_thresholds=[tfma.PerSliceMetricThreshold(
@@ -145,7 +145,7 @@ def _warm_start(config: PipelineConfig, baseline_kind: str, example_gen):
     start on: the base model is a Trainer input, and a change of it (a new
     blessing, a rollback) would retrain on unchanged data.
     """
-    if config.warm_start != "on":
+    if config.training.warm_start != "on":
         return None
     if baseline_kind != "mlmd":
         return PushedWarmStart(serving_dir=config.serving_dir).with_id(ids.PUSHED_WARM_START_ID)
@@ -175,7 +175,7 @@ def _trainer(plan: Plan, example_gen, transform, schema_gen, base=None,
     """The stock Trainer running our run_fn; with several local workers, its executor
     starts them (modules/cluster/launcher.py). `base`: the warm-start resolver;
     `tuner`: the Tuner whose best hyperparameters it trains with."""
-    extra = {} if plan.config.workers <= 1 and not plan.config.ps else {
+    extra = {} if plan.config.cluster.workers <= 1 and not plan.config.cluster.ps else {
         "custom_executor_spec": executor_spec.ExecutorClassSpec(launcher.Executor)}
     if base is not None:
         extra["base_model"] = base.outputs["model"]
@@ -210,7 +210,7 @@ def create_components(plan: Plan, baseline_kind: str = "mlmd") -> List:
     # A local execution that found nothing new would stay cached with new_data 0, and
     # skip the steps a later changed flag should re-run.
     judged_in = config.serving_dir if baseline_kind != "mlmd" else None
-    example_gen = ImageExampleGen(input_base=config.data, options=config.ingest_options(),
+    example_gen = ImageExampleGen(input_base=config.ingest.data, options=config.ingest_options(),
                                   serving_dir=judged_in).with_id(ids.EXAMPLE_GEN_ID)
     # Not `.future()`: in TFX 1.16 it fixes the placeholder's key to
     # "_ImageExampleGen.examples", and the Kubeflow V2 compiler fills only empty keys,
@@ -244,7 +244,7 @@ def _data_checks(config: PipelineConfig, example_gen) -> List:
     drift = (ImageDistributionValidator(statistics=statistics, examples=examples,
                                         settings=config.drift_settings()
                                         ).with_id(ids.DRIFT_VALIDATOR_ID)
-             if is_pattern(config.data) else None)
+             if is_pattern(config.ingest.data) else None)
     return [statistics_gen, schema_gen, example_validator, *([drift] if drift else [])]
 
 
@@ -262,13 +262,13 @@ def _after_ingestion(plan: Plan, baseline_kind: str, example_gen) -> List:
         splits_config=transform_pb2.SplitsConfig(analyze=[TRAIN]),
         custom_config=plan.transform_params().to_custom_config()).with_id(ids.TRANSFORM_ID)
     base = _warm_start(config, baseline_kind, example_gen)
-    tuner = _tuner(plan, example_gen, transform, schema_gen) if config.tune else None
+    tuner = _tuner(plan, example_gen, transform, schema_gen) if config.tuning.enabled else None
     trainer = _trainer(plan, example_gen, transform, schema_gen, base, tuner)
     baseline = _baseline(baseline_kind, config, trainer)
     evaluator = ImageEvaluator(
         examples=example_gen.outputs["examples"], model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"], eval_config=eval_config(config),
-        example_splits=[EVAL], allow_drift=config.allow_drift,
+        example_splits=[EVAL], allow_drift=config.push.allow_drift,
         drift=drift.outputs["anomalies"] if drift else None,
         # For the monitoring reference the Pusher ships: `imagepipe monitor` compares a
         # window of traffic with the train split's statistics.
@@ -312,13 +312,13 @@ def create_pipeline(plan: Plan, beam_pipeline_args: List[str],
 
     The SQLite ML Metadata store is local runs' only; on KFP and Vertex the
     orchestrator brings its own. `setup_file` is imagepipe's setup.py where
-    the components run (see pipeline/beam_deps.py).
+    the components run (see core/beam_deps.py).
     """
     config = plan.config
     connection = (metadata.sqlite_metadata_connection_config(
         config.metadata_path) if baseline_kind == "mlmd" else None)
     return Pipeline(
-        pipeline_name=config.pipeline_name,
+        pipeline_name=config.run.pipeline_name,
         pipeline_root=config.pipeline_root,
         components=create_components(plan, baseline_kind),
         enable_cache=True,

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-# The report's layout test renders it in headless Chromium (tests/pipeline/report/
+# The report's layout test renders it in headless Chromium (tests/report/
 # test_report_in_browser.py skips without it). As root, e.g. in CI, Debian's package
 # is added when missing: about 20 s and 460 MB.
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -21,7 +21,7 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
     || echo "test: warning: apt-get could not install chromium; the browser test will skip"
 fi
-# The monitor's Prometheus tests (the push, the alert rules, tests/test_e2e_monitor.py) run
+# The monitor's Prometheus tests (the push, the alert rules, tests/e2e/test_monitor.py) run
 # Debian's promtool, Pushgateway and Prometheus, and skip without them. As root they are added when missing: about 10 s from a warm apt
 # cache, 23 MB to download and 107 MB installed. The tests start their own servers on free
 # ports (a container's policy-rc.d keeps the packages' services from starting).

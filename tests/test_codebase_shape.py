@@ -47,18 +47,25 @@ def test_every_component_folder_has_a_readme():
     assert folders and all((p / "README.md").exists() for p in folders), folders
 
 
-# --- The layout (pipeline/README.md): floors, steps inside pipeline/, folder sizes ---
-FLOORS = ("components", "modules", "pipeline", "bench")  # bottom to top
+# --- The layout (README.md, "Where things are"): packages by role, bottom to top ---
+# A package imports only packages of lower layers, or itself; packages of one layer do not
+# import each other. setup.py's PACKAGES lists the installed ones in the same order.
+LAYERS = (("core",), ("components",), ("modules",), ("settings",),
+          ("report", "prediction", "rollback"), ("monitor",), ("pipeline",),
+          ("kfp_compiler",), ("cli",), ("kfp_emulator", "bench"))
+TOPS = [name for layer in LAYERS for name in layer]
+# Forwarders for packages compiled before the compiler moved: old dotted paths that
+# must keep starting the new entrypoint, so they import a higher layer.
+FORWARDERS = {"pipeline.kfp_entrypoint", "pipeline.kubeflow", "pipeline.kubeflow.entrypoint"}
 MAX_MODULES_PER_FOLDER = 15
 # pipeline/'s steps, bottom to top; a module imports only lower steps or its own group.
-PIPELINE_STEPS = (("errors", "startup"), ("config",), ("config_file", "beam_deps"),
-                  ("planning", "report", "prediction"), ("dag",),
-                  ("local", "kubeflow", "continuous", "monitoring"), ("commands",),
-                  ("cli", "flag_reference", "kfp_entrypoint"))
+PIPELINE_STEPS = (("planning",), ("dag",), ("local",))
 
 
 def _module_name(path: pathlib.Path) -> str:
     parts = path.relative_to(REPO).with_suffix("").parts
+    if parts[0] == "kubeflow":  # kubeflow/kfp_emulator/: on sys.path as kfp_emulator
+        parts = parts[1:]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -81,17 +88,33 @@ def _step(module: str) -> tuple:
     return None, group
 
 
+def _top(path: pathlib.Path) -> str:
+    return _module_name(path).split(".")[0]
+
+
 def _package_files():
-    return [p for p in _tracked_python() if p.relative_to(REPO).parts[0] in FLOORS]
+    return [p for p in _tracked_python() if _top(p) in TOPS]
 
 
-def test_no_import_runs_up_a_floor():
+def _layer_of(top: str) -> int:
+    return next(i for i, names in enumerate(LAYERS) if top in names)
+
+
+def test_setup_installs_the_layers_in_order_and_nothing_else():
+    text = (REPO / "setup.py").read_text(encoding="utf-8")
+    installed = ast.literal_eval(text.split("PACKAGES = ", 1)[1].split(")", 1)[0] + ")")
+    assert list(installed) == [t for t in TOPS if t not in ("kfp_emulator", "bench")]
+
+
+def test_no_import_runs_up_a_layer_or_across_one():
     wrong = []
     for path in _package_files():
-        floor = FLOORS.index(path.relative_to(REPO).parts[0])
+        module, top = _module_name(path), _top(path)
+        if module in FORWARDERS:
+            continue
         for name in _imports(path):
-            top = name.split(".")[0]
-            if top in FLOORS and FLOORS.index(top) > floor:
+            other = name.split(".")[0]
+            if other in TOPS and other != top and _layer_of(other) >= _layer_of(top):
                 wrong.append(f"{path.relative_to(REPO)} imports {name}")
     assert not wrong, wrong
 
@@ -100,7 +123,7 @@ def test_pipeline_imports_only_its_lower_steps():
     wrong = []
     for path in _package_files():
         module = _module_name(path)
-        if not module.startswith("pipeline.") or module == "pipeline":
+        if not module.startswith("pipeline.") or module == "pipeline" or module in FORWARDERS:
             continue
         step, group = _step(module)
         assert step is not None, f"{module}: not in PIPELINE_STEPS (pipeline/README.md)"
@@ -113,8 +136,8 @@ def test_pipeline_imports_only_its_lower_steps():
 
 def test_no_package_folder_holds_more_than_15_modules():
     crowded = {}
-    for floor in FLOORS:
-        for folder in [REPO / floor, *(REPO / floor).rglob("*")]:
+    for top in {path.relative_to(REPO).parts[0] for path in _package_files()}:
+        for folder in [REPO / top, *(REPO / top).rglob("*")]:
             if folder.is_dir() and (folder / "__init__.py").exists():
                 modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
                 if len(modules) > MAX_MODULES_PER_FOLDER:
@@ -139,14 +162,43 @@ def test_no_two_modules_share_a_file_name_unless_they_play_the_same_role():
     assert not repeated, repeated
 
 
-# --- Layers inside components/ and modules/ (their READMEs) ---
-# components/: `common` (storage, the contract, parameters, versions, the TFX adapter)
-# at the bottom; each component folder imports only `common` and itself.
-COMMON = "common"
+# --- Inside components/ and modules/ (their READMEs) ---
+# A component imports itself, core, and of another component only the modules that
+# component declares public: PUBLIC_MODULES in its __init__.py (the push's versions, the
+# drift verdict, the card's format). So domain code lives with the stage that owns it,
+# and what other stages may rely on is written down there. modules/ (the Trainer's and
+# Transform's module files) keeps to the same rule.
+
+
+def _public_modules(component: str) -> tuple:
+    init = REPO / "components" / component / "__init__.py"
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and node.targets[0].id == "PUBLIC_MODULES":
+            return ast.literal_eval(node.value)
+    return ()
+
+
+def test_stages_import_another_stage_only_through_its_public_modules():
+    wrong = []
+    for path in _package_files():
+        module = _module_name(path)
+        if module.split(".")[0] not in ("components", "modules"):
+            continue
+        for name in {n for n in _imports(path) if n.startswith("components.")}:
+            parts = name.split(".")
+            if len(parts) < 3 or (module.startswith("components.")
+                                  and _group(module) == parts[1]):
+                continue
+            public = _public_modules(parts[1])
+            if not any(".".join(parts[2:]).startswith(p) for p in public):
+                wrong.append(f"{module} imports {name} ({parts[1]} declares {public})")
+    assert not wrong, wrong
+
+
 # modules/, bottom to top; a module imports only lower layers or its own group.
 MODULE_LAYERS = (("network_registry",), ("params", "autograph_rules"),
                  ("networks", "augment", "preprocessing", "schedule", "signatures",
-                  "epoch_progress", "data", "cluster", "continuous"),
+                  "epoch_progress", "cluster"),
                  ("distribution",), ("training",), ("trainer",), ("tuning",),
                  ("examples",))
 
@@ -163,13 +215,6 @@ def _inner_imports(prefix: str):
         if module.startswith(prefix + "."):
             for name in {n for n in _imports(path) if n.startswith(prefix + ".")}:
                 yield module, name
-
-
-def test_components_import_only_common_and_themselves():
-    wrong = [f"{module} imports {name}" for module, name in _inner_imports("components")
-             if _group(name) not in (COMMON, _group(module))
-             or (_group(module) == COMMON and _group(name) != COMMON)]
-    assert not wrong, wrong
 
 
 def _layer(module: str) -> int:

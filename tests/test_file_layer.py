@@ -1,16 +1,16 @@
-"""One file layer: only components/common/storage/ tells a local disk from a bucket.
+"""One file layer: only core/storage/ tells a local disk from a bucket.
 
-Everything else calls components/common/storage/files.py, as TFX's components call
+Everything else calls core/storage/files.py, as TFX's components call
 tfx/dsl/io/fileio.py. tf.data readers (TFRecordDataset) are not file-system
 calls and stay as they are; tests/ and bench/ are not checked.
 """
 import ast
-import pathlib
 import subprocess
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-ALLOWED = ("components/common/storage/", "tests/", "bench/")
-FIX = "use components/common/storage/files.py"
+from tests.support.paths import REPO
+
+ALLOWED = ("core/storage/", "tests/", "bench/")
+FIX = "use core/storage/files.py"
 SCHEME_METHODS = ("startswith", "endswith")
 
 
@@ -52,7 +52,7 @@ def _import_problem(node: ast.AST) -> str:
 
 
 def _problem(node: ast.AST) -> str:
-    """What `node` does that only components/common/storage/ may do, or ''."""
+    """What `node` does that only core/storage/ may do, or ''."""
     if isinstance(node, ast.Attribute):
         if node.attr == "gfile":
             return f"uses {_dotted(node) or '...gfile'}"
@@ -78,7 +78,7 @@ def _violations(name: str, source: str):
 def test_file_operations_go_through_components_storage():
     found = sorted(v for name in _checked_files()
                    for v in _violations(name, (REPO / name).read_text(encoding="utf-8")))
-    assert not found, "file-system calls outside components/common/storage/:\n" + "\n".join(found)
+    assert not found, "file-system calls outside core/storage/:\n" + "\n".join(found)
 
 
 def test_the_check_sees_every_way_around_the_layer_and_nothing_else():

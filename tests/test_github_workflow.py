@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
+
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.y*ml"))
 # The venv's own tools, not whatever is first on PATH: sys.executable is .venv/bin/python.
 BIN = pathlib.Path(sys.executable).parent

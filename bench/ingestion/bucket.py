@@ -33,7 +33,7 @@ import threading
 import time
 
 from bench.common import imagepipe_command, machine_info, print_table, write_results
-from pipeline.config import REPO_ROOT
+from settings.config import REPO_ROOT
 
 ROOT = str(REPO_ROOT)
 BUCKET, PREFIX = "imagepipe-test", "flowers"

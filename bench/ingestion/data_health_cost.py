@@ -56,12 +56,12 @@ def run_variant(enabled: bool, data: str, out: str) -> dict:
     CPU seconds as well as wall: on a shared machine they vary far less.
     """
     from components.image_example_gen.data_health import hashing
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from pipeline.local.ingest_command import run_ingest
     hashing.ENABLED = enabled
     waits = _time_sampler_joins()
     start, cpu = time.perf_counter(), _cpu_seconds()
-    report = run_ingest(PipelineConfig(data=data, output=out))
+    report = run_ingest(PipelineConfig.from_values(data=data, output=out))
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "work_s": seconds - sum(waits), "cpu_s": _cpu_seconds() - cpu,
             "images": sum(report["splits"].values()), "health": "data_health" in report}

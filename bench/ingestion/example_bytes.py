@@ -45,10 +45,10 @@ def materialized_bytes(examples: str, work: str) -> int:
     import tensorflow_transform.beam as tft_beam
     from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
-    from components.common.contract import IMAGE_KEY, LABEL_KEY
+    from core.contract import IMAGE_KEY, LABEL_KEY
     from modules.params import TransformParams
     from modules.preprocessing import preprocessing_fn
-    from components.common.contract import IMAGE_XF, LABEL_XF
+    from core.contract import IMAGE_XF, LABEL_XF
     records = [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(
         glob.glob(f"{examples}/*/*.gz"), compression_type="GZIP")]
     raw = [{IMAGE_KEY: [r.features.feature[IMAGE_KEY].bytes_list.value[0]],
@@ -76,13 +76,13 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=64)
     args = parser.parse_args(argv)
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from pipeline.local.ingest_command import run_ingest
     work = tempfile.mkdtemp(prefix="imagepipe-bench-storage-")
     try:
         make_photos(os.path.join(work, "photos"), args.count)
         examples = os.path.join(work, "examples")
-        run_ingest(PipelineConfig(data=os.path.join(work, "photos"), output=examples))
+        run_ingest(PipelineConfig.from_values(data=os.path.join(work, "photos"), output=examples))
         raw_uint8 = SIDE * SIDE * 3
         sizes = {"raw uint8 pixels (yardstick)": raw_uint8 * args.count,
                  "ingested examples (materialize=False, ours)":

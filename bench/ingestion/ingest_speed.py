@@ -26,7 +26,7 @@ from bench.common import machine_info, print_table, run_result_in_process, write
 
 VARIANTS = {
     "baseline": None,
-    # The default (pipeline/config.py): in_memory, with a pool of encoding processes.
+    # The default (settings/config.py): in_memory, with a pool of encoding processes.
     "imagepipe": "--direct_running_mode=in_memory --direct_num_workers=1",
     # Beam's own parallel modes, for comparison (no encoding pool: 1 process each).
     "beam-2-threads": "--direct_running_mode=multi_threading --direct_num_workers=2",
@@ -54,7 +54,7 @@ def _example(data: bytes, relpath: str, label: int, class_name: str):
     """The same tf.train.Example as ours, built the plain way."""
     import tensorflow as tf
     from components.image_example_gen.encoding import encode
-    from pipeline.config import DEFAULT_MAX_PIXELS
+    from settings.config import DEFAULT_MAX_PIXELS
     image = encode.decode_fully(data, DEFAULT_MAX_PIXELS)
     encoded, fmt = encode.stored_encoding(image, data)
     width, height = image.size
@@ -72,7 +72,7 @@ def _baseline(data: str, out: str) -> int:
     import tensorflow as tf
     from components.image_example_gen.readers.folder_tree import list_class_folders
     from components.image_example_gen.ingest import split_index
-    from components.common.contract import SPLITS
+    from core.contract import SPLITS
     listing = list_class_folders(data)
     options = tf.io.TFRecordOptions(compression_type="GZIP")
     writers = {s: tf.io.TFRecordWriter(os.path.join(out, f"{s}.tfrecord.gz"), options)
@@ -87,9 +87,9 @@ def _baseline(data: str, out: str) -> int:
 
 
 def _ours(data: str, out: str, beam_args: str) -> int:
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from pipeline.local.ingest_command import run_ingest
-    report = run_ingest(PipelineConfig(data=data, output=out, beam_args=beam_args))
+    report = run_ingest(PipelineConfig.from_values(data=data, output=out, beam_args=beam_args))
     return sum(report["splits"].values())
 
 

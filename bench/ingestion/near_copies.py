@@ -40,7 +40,7 @@ def _copies(data: bytes, rng: random.Random) -> dict:
 
 def _hasher(full_decode: bool):
     from components.image_example_gen.encoding import encode
-    from pipeline.config import DEFAULT_MAX_PIXELS
+    from settings.config import DEFAULT_MAX_PIXELS
 
     def hash_of(data: bytes):
         if full_decode:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 from bench.common import imagepipe_command, machine_info, print_table, write_results
-from pipeline.config import DEFAULT_DATA
+from settings.config import DEFAULT_DATA
 
 MNIST_PNG = os.path.join(DEFAULT_DATA, "png") if os.path.isdir(
     os.path.join(DEFAULT_DATA, "png")) else DEFAULT_DATA
@@ -46,8 +46,8 @@ def _span(root: str, number: int, per_class: int) -> None:
 
 def _week(package: str, root: str) -> dict:
     """One run of the package; the Trainer's seconds and the newest pushed version's record."""
-    from components.common.provenance import fit_stats_path
-    from components.common.versions import provenance, versions
+    from components.image_pusher.provenance import fit_stats_path
+    from components.image_pusher.versions import provenance, versions
     out = subprocess.run([sys.executable, RUN_LOCAL, package], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stdout[-3000:] + out.stderr[-3000:])

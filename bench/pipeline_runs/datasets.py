@@ -23,7 +23,7 @@ import numpy as np
 
 from bench.common import (RESULTS_DIR, component_peaks_mb, imagepipe_command, machine_info,
                           print_table, read_summary, run_sampled, write_results)
-from pipeline.config import DEFAULT_DATA
+from settings.config import DEFAULT_DATA
 
 # name: (accuracy at least, cold wall seconds at most, peak RSS MB at most); None: no goal.
 GOALS = {"fashion": (0.93, 10 * 60, 4000), "flowers": (0.85, 10 * 60, 4000),

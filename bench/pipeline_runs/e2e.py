@@ -25,7 +25,7 @@ import tempfile
 
 from bench.common import (component_peaks_mb, imagepipe_command, machine_info, print_table,
                           read_summary, run_sampled, write_results)
-from pipeline.config import DEFAULT_DATA
+from settings.config import DEFAULT_DATA
 
 COLD_GOAL_S, WARM_GOAL_RATIO = 60.0, 0.10
 

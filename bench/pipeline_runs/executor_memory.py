@@ -24,14 +24,14 @@ import tempfile
 import threading
 import time
 
-from pipeline import startup
+from core import startup
 
 startup.prepare()
 
 from bench.common import rss_tree  # noqa: E402
-from pipeline.report import metadata  # noqa: E402
-from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig  # noqa: E402
-from pipeline.beam_deps import LOCAL_SETUP_FILE  # noqa: E402
+from report import metadata  # noqa: E402
+from settings.config import LOCAL_BEAM_ARGS, PipelineConfig  # noqa: E402
+from core.beam_deps import LOCAL_SETUP_FILE  # noqa: E402
 
 COMPONENTS = ("StatisticsGen", "Transform")
 
@@ -71,9 +71,9 @@ def _properties(execution) -> dict:
 def measure(output: str, component: str) -> dict:
     """Runs `component`'s executor once on `output`'s latest run; its memory and time."""
     from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
-    config = PipelineConfig(output=output)
+    config = PipelineConfig.from_values(output=output)
     store = metadata.open_store(config)
-    nodes = metadata.latest_run(store, config.pipeline_name)
+    nodes = metadata.latest_run(store, config.run.pipeline_name)
     executor_class = _executor(component)
     with tempfile.TemporaryDirectory(prefix="imagepipe-bench-executor-") as work:
         inputs, outputs = _artifacts(store, nodes, work, component)

@@ -32,7 +32,7 @@ import time
 
 from bench.common import (machine_info, print_table, read_summary,
                           run_sampled, write_results)
-from pipeline.config import DEFAULT_DATA, REPO_ROOT
+from settings.config import DEFAULT_DATA, REPO_ROOT
 
 TFX_EXAMPLE_STEPS = 5000  # the example's own TrainArgs
 
@@ -58,7 +58,7 @@ def one_run(tree: str, data: str, extra=()) -> dict:
     try:
         # `python -m`, not the console script: the script names this tree's entry point,
         # which an older tree may not have; each tree's own __main__ runs as its command.
-        command = [sys.executable, "-m", "pipeline.cli", "run", "--data", data, "--output",
+        command = [sys.executable, "-m", "cli.main", "run", "--data", data, "--output",
                    output, *map(str, extra)]
         run = run_sampled(command, env=env, cwd=tree)
         summary = read_summary(output)

@@ -11,7 +11,7 @@ is deleted at the end. Model: --model, else the model that `imagepipe run`
 pushes to --output (trained once there on the bundled digits).
 
 The baseline, run in the same invocation, is `imagepipe predict IMAGE...` over
-the same files: pipeline.prediction.predict.predict_files, one signature call per
+the same files: prediction.predict.predict_files, one signature call per
 image. Each variant is the real command in a fresh process, timed from start
 to exit (imports and model load included), its process tree's RSS sampled
 (bench.common.run_sampled), so the batch run's peak at 1,000 and 10,000
@@ -52,7 +52,7 @@ def write_idx_pngs(idx_dir: str, count: int, folder: str) -> None:
 
 def link_images(source: str, count: int, folder: str) -> None:
     """Symlinks to the first `count` image files under `source`."""
-    from pipeline.prediction.batch_io import iter_image_paths
+    from prediction.batch_io import iter_image_paths
     found = 0
     for found, path in enumerate(iter_image_paths(source), 1):
         os.symlink(os.path.abspath(path), os.path.join(folder, f"{found:06d}_"
@@ -65,7 +65,7 @@ def link_images(source: str, count: int, folder: str) -> None:
 def _measure(mode: str, folder: str, model: str, out: str) -> dict:
     """One variant as the user runs it, a fresh `imagepipe predict` process: wall
     seconds, peak RSS of its process tree, and {path: top-1 class}."""
-    from pipeline.prediction.batch_io import iter_image_paths
+    from prediction.batch_io import iter_image_paths
     if mode == "loop":
         args = sorted(iter_image_paths(folder))
     else:

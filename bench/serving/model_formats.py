@@ -68,7 +68,7 @@ def main(argv=None) -> dict:
     summary = _ensure_run(args.output)
     import tensorflow as tf
 
-    from components.common.contract import EVAL, TRAIN, split_dir
+    from core.contract import EVAL, TRAIN, split_dir
     from components.image_pusher import tflite
     from components.image_pusher.settings import QUANTIZATIONS
     saved_model = summary["pushed"]["serving"]

@@ -45,7 +45,7 @@ def _timed(command, allowed=(0,)) -> float:
 
 
 def _images(args, folder: str) -> list:
-    from pipeline.prediction.batch_io import iter_image_paths
+    from prediction.batch_io import iter_image_paths
     os.makedirs(folder)
     if args.images:
         link_images(args.images, args.count, folder)

@@ -39,7 +39,7 @@ def artifacts(output: str) -> tuple:
 def baseline(model: str, examples: str, root: str, tflite: dict) -> None:
     from components.image_pusher.serving_config import write_serving_configs
     from components.image_pusher.tflite_push import push_tflite
-    from components.common.versions import next_version, publish
+    from components.image_pusher.versions import next_version, publish
     base = os.path.join(root, "serving", "m")
     version = next_version(base)
     publish(model, base, version, source_uri=model)
@@ -50,8 +50,8 @@ def baseline(model: str, examples: str, root: str, tflite: dict) -> None:
 
 def with_check(model: str, examples: str, root: str, tflite: dict) -> dict:
     from components.image_pusher.push import push
-    from pipeline.config import PipelineConfig
-    settings = PipelineConfig().push_settings()
+    from settings.config import PipelineConfig
+    settings = PipelineConfig.from_values().push_settings()
     settings = dataclasses.replace(settings, **(tflite or {"tflite_dir": None}))
     outcome = push(model, model, os.path.join(root, "serving", "m"), examples, settings)
     assert outcome.pushed, outcome.serving_check

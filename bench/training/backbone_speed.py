@@ -70,7 +70,7 @@ def throughput_row(name: str, side: int, steps: int) -> dict:
 
 def throughput(steps: int) -> list:
     from modules.params import BACKBONE_NAMES
-    from pipeline.config import BACKBONE_SIZE_BY_HARDWARE
+    from settings.config import BACKBONE_SIZE_BY_HARDWARE
     side = BACKBONE_SIZE_BY_HARDWARE["cpu"]
     rows = [throughput_row(name, side, steps) for name in ("photo", *BACKBONE_NAMES)]
     base = rows[0]

@@ -54,7 +54,7 @@ def validation_bucket(relpath: str) -> int:
 def carve(splits: Dict[str, str], percent: int = VALIDATION_PERCENT) -> Dict[str, str]:
     """{relpath: TRAIN or VALIDATION} of the run's train images (`splits`: {relpath:
     "train" | "eval"}, as the run splits); eval images are left out altogether."""
-    from components.common.contract import TRAIN as RUN_TRAIN
+    from core.contract import TRAIN as RUN_TRAIN
     return {path: VALIDATION if validation_bucket(path) < percent else TRAIN
             for path, split in splits.items() if split == RUN_TRAIN}
 
@@ -68,8 +68,8 @@ def run_items(root: str, eval_percent: int = 20) -> list:
     from components.image_example_gen.readers.folder_tree import splits_hashed
     from components.image_example_gen.readers.formats import list_dataset
     from components.image_example_gen.readers.units import read_file_jobs
-    from pipeline.config import PipelineConfig
-    options = PipelineConfig(data=root, eval_percent=eval_percent).ingest_options()
+    from settings.config import PipelineConfig
+    options = PipelineConfig.from_values(data=root, eval_percent=eval_percent).ingest_options()
     listing = list_dataset(root, options)
     if not splits_hashed(listing) or listing.format != "folder":
         raise ValueError(f"--data {root}: needs a class-per-folder tree without split folders")
@@ -103,9 +103,9 @@ def lay_out(root: str, carved: Dict[str, str], tree: str) -> Dict[str, int]:
 
 def paired(first: np.ndarray, second: np.ndarray) -> dict:
     """accuracy(first) - accuracy(second) of two right/wrong vectors on the same images:
-    the difference, its 95% interval (Newcombe's, components/common/intervals.py) and the
+    the difference, its 95% interval (Newcombe's, core/intervals.py) and the
     discordant counts."""
-    from components.common.intervals import paired_difference
+    from core.intervals import paired_difference
     both, neither = int(np.sum(first & second)), int(np.sum(~first & ~second))
     first_only, second_only = int(np.sum(first & ~second)), int(np.sum(~first & second))
     low, high = paired_difference(both, first_only, second_only, neither)
@@ -116,10 +116,10 @@ def paired(first: np.ndarray, second: np.ndarray) -> dict:
 def _uris(output: str) -> dict:
     """The latest run's Examples, TransformGraph, Model and ModelRun URIs."""
     from bench.training.trainer_input import artifact_uris
-    from pipeline.config import PipelineConfig
-    from pipeline.report.collect import artifact_uris as trained_uris
+    from settings.config import PipelineConfig
+    from report.collect import artifact_uris as trained_uris
     return {**artifact_uris(output, "imagepipe"),
-            **trained_uris(PipelineConfig(output=output))}
+            **trained_uris(PipelineConfig.from_values(output=output))}
 
 
 def validation_arrays(uris: dict):
@@ -127,8 +127,8 @@ def validation_arrays(uris: dict):
     transform graph, as the Trainer and the Evaluator see them."""
     import tensorflow as tf
     import tensorflow_transform as tft
-    from components.common.contract import EVAL, IMAGE_XF, LABEL_XF, split_dir
-    from components.common.storage import files
+    from core.contract import EVAL, IMAGE_XF, LABEL_XF, split_dir
+    from core.storage import files
     output = tft.TFTransformOutput(uris["transform_graph"])
     folder = split_dir(uris["examples"], EVAL)
     records = [os.path.join(folder, name) for name in files.list_dir(folder)[1]]
@@ -157,7 +157,7 @@ def score_views(uris: dict) -> dict:
 
 def _curve(model_run_uri: str) -> Dict[int, float]:
     """The Keras validation accuracy (one view) at each epoch the Trainer validated."""
-    from pipeline.report.collect import training_history
+    from report.collect import training_history
     return training_history(model_run_uri)["validation"]["accuracy"]
 
 

@@ -38,15 +38,15 @@ import types
 import numpy as np
 
 from bench.common import machine_info, print_table, read_summary, write_results
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 GOAL = 0.9
 
 
 def artifact_uris(output: str, pipeline_name: str) -> dict:
     """{"examples", "transform_graph"} URIs of the latest run in `output`."""
-    from pipeline.report import metadata
-    config = PipelineConfig(output=output, pipeline_name=pipeline_name)
+    from report import metadata
+    config = PipelineConfig.from_values(output=output, pipeline_name=pipeline_name)
     store = metadata.open_store(config)
     nodes = metadata.latest_run(store, pipeline_name)
     return {"examples": metadata.outputs(store, nodes["ImageExampleGen"])["Examples"].uri,
@@ -57,8 +57,8 @@ def train_arrays(uris: dict):
     """(images, labels, tft_output): the train split through the transform graph."""
     import tensorflow as tf
     import tensorflow_transform as tft
-    from components.common.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
-    from components.common.storage import files
+    from core.contract import IMAGE_XF, LABEL_XF, TRAIN, split_dir
+    from core.storage import files
     tft_output = tft.TFTransformOutput(uris["transform_graph"])
     folder = split_dir(uris["examples"], TRAIN)
     records = [os.path.join(folder, name) for name in files.list_dir(folder)[1]]
@@ -74,11 +74,11 @@ def train_arrays(uris: dict):
 
 def run_params(summary: dict):
     """The Trainer's params of a finished run, fixed to the epochs it trained, no early stop."""
-    from pipeline.config import PLANNED
+    from settings.config import PLANNED
     from pipeline.planning.data_facts import DataFacts
     from pipeline.planning.plan import make_plan
     values = summary["plan"]["values"]
-    config = PipelineConfig(**{name: values[name] for name in PLANNED})
+    config = PipelineConfig.from_values(**{name: values[name] for name in PLANNED})
     plan = make_plan(config, DataFacts(**summary["plan"]["data"]), values["hardware"],
                      values["cache_bytes"] * 8)
     return dataclasses.replace(plan.trainer_params(), epochs=len(
@@ -127,7 +127,7 @@ def trainer_fit(uris: dict, params, stream: bool = False) -> dict:
     """
     import json
     from unittest import mock
-    from modules.data import decode_cache
+    from modules.training import decode_cache
     from google.protobuf import json_format
     from tfx.components.trainer import executor
     from tfx.proto import trainer_pb2
@@ -168,8 +168,8 @@ def input_only(uris: dict, tft_output, params, classes: int, cached: bool,
     from tfx.components.util import tfxio_utils
     from tfx.types import standard_artifacts
     from modules.augment import Augmentation
-    from modules.data.decode_cache import MEMORY
-    from components.common.contract import TRAIN, split_dir, split_size
+    from modules.training.decode_cache import MEMORY
+    from core.contract import TRAIN, split_dir, split_size
     from modules.training.input_pipeline import make_dataset
     examples = standard_artifacts.Examples()
     examples.uri, examples.split_names = uris["examples"], '["train", "eval"]'
@@ -195,7 +195,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", help="a finished `imagepipe run` output to reuse; "
                         "default: run the pipeline on the bundled data into a temp folder")
-    parser.add_argument("--data", default=PipelineConfig().data,
+    parser.add_argument("--data", default=PipelineConfig.from_values().ingest.data,
                         help="dataset of the pipeline run (default: the bundled digits)")
     parser.add_argument("--run-args", default="", help="extra `imagepipe run` flags")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side, interleaved")
@@ -206,7 +206,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--epochs", type=int, help="epochs of each fit (default: as many "
                         "as the run trained; a few suffice for the steady-state rate)")
     args = parser.parse_args(argv)
-    config = PipelineConfig()
+    config = PipelineConfig.from_values()
     if args.output is not None:
         return measure(args, config, args.output)
     from bench.pipeline_runs.e2e import one_run
@@ -226,7 +226,7 @@ def measure(args, config, output: str) -> dict:
         params = dataclasses.replace(params, epochs=args.epochs)
     epochs = params.epochs
     steps = recorded["examples_per_epoch"] // params.batch_size
-    uris = artifact_uris(output, config.pipeline_name)
+    uris = artifact_uris(output, config.run.pipeline_name)
     images, labels, tft_output = train_arrays(uris)
     trainers, baselines = [], []
     for _ in range(args.repeat):

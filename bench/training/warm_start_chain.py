@@ -24,7 +24,7 @@ import numpy as np
 
 from bench.common import imagepipe_command, machine_info, print_table, read_summary, write_results
 from components.image_example_gen.readers.arrays import list_idx, read_chunk
-from pipeline.config import REPO_ROOT
+from settings.config import REPO_ROOT
 
 DEFAULT_DATA = str(REPO_ROOT / "data" / "mnist_1k" / "idx")
 

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 
 from bench.common import imagepipe_command, machine_info, print_table, read_summary, write_results
-from pipeline.config import DEFAULT_DATA  # the bundled digits
+from settings.config import DEFAULT_DATA  # the bundled digits
 
 SETUPS = ((1, 0), (2, 0), (2, 1))  # (workers, parameter servers)
 

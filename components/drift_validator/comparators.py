@@ -3,7 +3,7 @@
 `validator_config` builds TFX's DistributionValidatorConfig: TFDV's L-infinity
 distance (`infinity_norm`) for the categorical features, its Jensen-Shannon
 divergence for the numeric ones. `measured` reads the Anomalies TFX wrote back
-into one result per drift feature (components/common/drift.py).
+into one result per drift feature (components/drift_validator/verdict.py).
 
 What TFDV computes, checked on real statistics (tests/components/drift_validator/):
 - infinity_norm, on a bytes feature's rank histogram (StatisticsGen's
@@ -23,8 +23,8 @@ from typing import Dict, Iterable, Set, Tuple
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 from tfx.proto import distribution_validator_pb2
 
-from components.common.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
-                                        HEIGHT_KEY, WIDTH_KEY)
+from core.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
+                           HEIGHT_KEY, WIDTH_KEY)
 from components.drift_validator.settings import DriftSettings
 
 # The example features each drift feature is measured on; size drifts when either does.

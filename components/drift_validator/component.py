@@ -4,7 +4,7 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts, standard_component_specs as keys
 from tfx.types.component_spec import ChannelParameter, ComponentSpec
 
-from components.common.parameters import encode, execution_parameters
+from core.parameters import encode, execution_parameters
 from components.drift_validator import executor
 from components.drift_validator.settings import DriftSettings
 

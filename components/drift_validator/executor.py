@@ -4,7 +4,7 @@ The statistics are both TFX's `statistics` and its `baseline_statistics`, with t
 one split pair (newest_span, previous_span). Where ImageExampleGen wrote no such
 splits, TFX's executor would raise (a missing split pair), so it is not run: the
 verdict says "not compared", and why. Either way the ExampleAnomalies gets
-drift.json (components/common/drift.py's shape) and the verdict as a custom property.
+drift.json (components/drift_validator/verdict.py's shape) and the verdict as a custom property.
 """
 import json
 import os
@@ -17,11 +17,11 @@ from tfx.components.statistics_gen import stats_artifact_utils
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import json_utils
 
-from components.common import tfx_internals
-from components.common.contract import (DRIFT_FILE, DRIFT_VERDICT_PROPERTY, NEWEST_SPAN_SPLIT,
-                                        PREVIOUS_SPAN_SPLIT, drift_entry, ingest_report)
-from components.common.parameters import decode
-from components.common.storage import files
+from core import tfx_internals
+from core.contract import (DRIFT_FILE, DRIFT_VERDICT_PROPERTY, NEWEST_SPAN_SPLIT,
+                           PREVIOUS_SPAN_SPLIT, drift_entry, ingest_report)
+from core.parameters import decode
+from core.storage import files
 from components.drift_validator import comparators, judge
 from components.drift_validator.settings import DriftSettings
 

@@ -9,8 +9,10 @@ from typing import List, Optional
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 
-from components.common import drift, limits
-from components.common.contract import NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT
+from components.drift_validator import verdict as drift
+
+from core import limits
+from core.contract import NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT
 from components.drift_validator import comparators, span_statistics
 from components.drift_validator.settings import DriftSettings
 

@@ -9,8 +9,8 @@ from typing import Dict, Optional
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 
-from components.common.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
-                                        HEIGHT_KEY, WIDTH_KEY)
+from core.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
+                           HEIGHT_KEY, WIDTH_KEY)
 
 Stats = statistics_pb2.DatasetFeatureStatistics
 GRAYSCALE = "grayscale"  # the value of COLOR_SLICE_KEY for a grayscale image

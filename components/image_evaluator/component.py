@@ -10,7 +10,7 @@ from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 from components.image_evaluator import executor
 from components.image_evaluator.settings import AuditSettings
-from components.common.parameters import encode, execution_parameters
+from core.parameters import encode, execution_parameters
 
 
 class ImageEvaluatorSpec(standard_component_specs.EvaluatorSpec):

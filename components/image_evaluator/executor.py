@@ -7,8 +7,8 @@ from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs as specs
 
-from components.common.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE,
-                                        SLICE_KEYS)
+from core.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE,
+                           SLICE_KEYS)
 from components.image_evaluator.accuracy import (overall_accuracy, overall_figures,
                                                  slice_accuracies)
 from components.image_evaluator.monitoring_reference import write_reference

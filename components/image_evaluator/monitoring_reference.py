@@ -15,9 +15,9 @@ from typing import List, Optional
 
 import numpy as np
 
-from components.common.contract import (MONITOR_REFERENCE_FILE, MONITORING_DIR, TRAIN,
-                                        TRAIN_STATISTICS_FILE, split_dir)
-from components.common.storage import files
+from core.contract import (MONITOR_REFERENCE_FILE, MONITORING_DIR, TRAIN,
+                           TRAIN_STATISTICS_FILE, split_dir)
+from core.storage import files
 
 FORMAT = 1  # reference.json's layout: raised when a field changes meaning, so readers can tell
 # StatisticsGen's file in each split folder (tfx.components.statistics_gen.executor's

@@ -7,9 +7,9 @@ from tfx.components.evaluator.constants import (ARTIFACT_PROPERTY_BLESSED_KEY as
                                                 BLESSED_FILE_NAME as BLESSED_FILE,
                                                 NOT_BLESSED_FILE_NAME as NOT_BLESSED_FILE)
 
-from components.common.contract import DRIFT_FILE, DRIFT_PROPERTY, VETOED_PROPERTY, read_drift
-from components.common.drift import drift_gate
-from components.common.storage import files
+from core.contract import DRIFT_FILE, DRIFT_PROPERTY, VETOED_PROPERTY, read_drift
+from components.drift_validator.verdict import drift_gate
+from core.storage import files
 
 
 def judge_drift(drift_uri: Optional[str], blessing, allow_drift) -> Optional[str]:

@@ -12,12 +12,12 @@ from tfx.proto import example_gen_pb2
 from tfx.types import channel, standard_artifacts, standard_component_specs
 from tfx.types.component_spec import ExecutionParameter
 
-from components.common.contract import EVAL, TRAIN
+from core.contract import EVAL, TRAIN
 from components.image_example_gen import executor
 from components.image_example_gen.driver import ImageExampleGenDriver
 from components.image_example_gen.novelty import PIPELINE_DIGEST_KEY, SERVING_DIR_KEY
 from components.image_example_gen.options import IngestOptions
-from components.common.parameters import encode, execution_parameters
+from core.parameters import encode, execution_parameters
 
 
 class ImageExampleGenSpec(standard_component_specs.FileBasedExampleGenSpec):

@@ -13,9 +13,9 @@ from typing import Dict, List, Set, Tuple
 
 import tensorflow as tf
 
-from components.common.contract import FILENAME_KEY
+from core.contract import FILENAME_KEY
 from components.image_example_gen.encoding.encode import Fact
-from components.common.storage import files
+from core.storage import files
 
 _GZIP = tf.io.TFRecordOptions(compression_type="GZIP")
 # Matches the shards' "data-*" (shard_writer.shard_name), so readers and a later pass

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 from tfx.components.example_gen import driver, utils
 from tfx.types import standard_component_specs
 
-from components.common.parameters import decode
+from core.parameters import decode
 from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen import spans
 from components.image_example_gen.options import IngestOptions

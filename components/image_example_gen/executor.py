@@ -14,8 +14,8 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.common.contract import (NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT, SPANS_PROPERTY,
-                                        SPLITS, drift_entry)
+from core.contract import (NEWEST_SPAN_SPLIT, PREVIOUS_SPAN_SPLIT, SPANS_PROPERTY,
+                           SPLITS, drift_entry)
 from components.image_example_gen import span_ingest
 from components.image_example_gen.driver import record_input_without_driver
 from components.image_example_gen.readers.formats import list_dataset
@@ -23,7 +23,7 @@ from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.novelty import novelty
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.encoding.parallel import local_processes
-from components.common.parameters import decode
+from core.parameters import decode
 
 
 def _record_span_properties(examples) -> None:

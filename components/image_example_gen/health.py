@@ -11,7 +11,7 @@ import json
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
-from components.common.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
+from core.contract import DATA_HEALTH_KEY, SPLITS, TRAIN
 from components.image_example_gen.data_health import together
 from components.image_example_gen.data_health.groups import HealthItem, NearLists, near_lists
 from components.image_example_gen.data_health.hashing import hash_from_hex, hash_hex
@@ -19,7 +19,7 @@ from components.image_example_gen.data_health.imbalance import imbalance
 from components.image_example_gen.data_health.leakage import leaked_pairs, leakage_summary
 from components.image_example_gen.data_health.report import (MAX_LISTED, data_health, listed_pairs,
                                                              without_gc)
-from components.common.storage import files
+from core.storage import files
 
 # relpath, split, class name, content hash, perceptual hash (hashing.hash_hex)
 HASHES_FILE = "hashes.tsv"

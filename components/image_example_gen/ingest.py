@@ -1,7 +1,7 @@
 """The Beam part of ingestion: read, validate, encode, split, write, and report.
 
 Runs unchanged on DirectRunner and on distributed runners: workers read and
-write files through components/common/storage (local, gs://, ...), and the report is
+write files through core/storage (local, gs://, ...), and the report is
 written by a worker. The listing is cut into shards; each is read, encoded
 and written by one worker, as one file per split.
 """
@@ -14,8 +14,8 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
-from components.common.contract import (DATA_HEALTH_KEY, INGEST_REPORT_FILE, LABELS_FILE, SPLITS,
-                                 read_ingest_report)
+from core.contract import (DATA_HEALTH_KEY, INGEST_REPORT_FILE, LABELS_FILE, SPLITS,
+                           read_ingest_report)
 from components.image_example_gen.data_health import hashing
 from components.image_example_gen.data_health.report import problems
 from components.image_example_gen import health
@@ -25,7 +25,7 @@ from components.image_example_gen.encoding.shard_writer import shard_name, write
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
-from components.common.storage import files
+from core.storage import files
 
 _SKIPPED = "skipped"
 _FACTS = "facts"
@@ -176,7 +176,7 @@ def _pixel_summary(brightness: List[int], grayscale: int) -> dict:
 def summarize_pixels(facts: List[Tuple[encode.Fact, int]]) -> dict:
     """The report's "pixels": `_pixel_summary` over all examples, and "per_split".
 
-    Drift detection (components/common/drift.py) compares these between spans.
+    Drift detection (components/drift_validator/verdict.py) compares these between spans.
     """
     histograms = {s: [0] * encode.BRIGHTNESS_BUCKETS for s in SPLITS}
     grayscale = dict.fromkeys(SPLITS, 0)
@@ -287,9 +287,9 @@ def IngestImages(pipeline: beam.Pipeline, root: str, listing: Listing,  # noqa: 
                 root, listing.classes, options, split_dirs, processes, listing.groups))
             .with_outputs(_SKIPPED, _HEALTH, main=_FACTS))
     return (read[_FACTS]
-         | "CountFacts" >> beam.CombinePerKey(sum)
-         | "FactList" >> beam.combiners.ToList()
-         | "WriteReport" >> beam.Map(
+            | "CountFacts" >> beam.CombinePerKey(sum)
+            | "FactList" >> beam.combiners.ToList()
+            | "WriteReport" >> beam.Map(
              _write_report, skipped=beam.pvalue.AsList(read[_SKIPPED]),
              rows=beam.pvalue.AsList(read[_HEALTH]),
              # Without its file list: Beam pickles this closure, several times.

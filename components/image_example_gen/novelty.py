@@ -2,7 +2,7 @@
 
 ImageExampleGen always runs; everything after it runs only when this says the
 inputs changed since the last run that reached a decision
-(components/common/judged_inputs.py). The inputs' digest covers the data (the
+(components/image_pusher/judged_inputs.py). The inputs' digest covers the data (the
 window's fingerprint: every span's files), ImageExampleGen's own settings,
 and the compiled pipeline's digest, which `imagepipe compile` sets so that a
 changed module file, flag or image is new too. Local runs pass no push
@@ -16,10 +16,10 @@ from typing import Any, Dict, Tuple
 from tfx.components.example_gen import utils
 from tfx.types.standard_component_specs import INPUT_BASE_KEY
 
-from components.common import judged_inputs
-from components.common.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
-                                        NEW_DATA_REASON_PROPERTY)
-from components.common.parameters import decode
+from components.image_pusher import judged_inputs
+from core.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
+                           NEW_DATA_REASON_PROPERTY)
+from core.parameters import decode
 from components.image_example_gen.options import IngestOptions
 
 SERVING_DIR_KEY = "serving_dir"  # the push destination, where the judged record is

@@ -14,9 +14,9 @@ FORMATS = ("auto", "folder", "idx", "npz", "tfrecord")
 class IngestOptions:
     """Reader settings shared by `imagepipe run` and `imagepipe ingest`.
 
-    No defaults here: they live in pipeline/config.py, whose flags of the
+    No defaults here: they live in settings/config.py, whose flags of the
     same names fill them. The component passes each field as a typed
-    ExecutionParameter (components/common/parameters.py).
+    ExecutionParameter (core/parameters.py).
     """
 
     format: str  # one of FORMATS

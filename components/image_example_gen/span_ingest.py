@@ -18,9 +18,9 @@ from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.spans import Span
 from components.image_example_gen.span_window import SpanWindow
-from components.common.contract import (DATA_HEALTH_KEY, DRIFT_KEY, NEWEST_SPAN_SPLIT,
-                                        PREVIOUS_SPAN_SPLIT, SPLITS, read_ingest_report)
-from components.common.storage import files
+from core.contract import (DATA_HEALTH_KEY, DRIFT_KEY, NEWEST_SPAN_SPLIT,
+                           PREVIOUS_SPAN_SPLIT, SPLITS, read_ingest_report)
+from core.storage import files
 
 
 def _entries(window: SpanWindow, options: IngestOptions, store: str):

@@ -30,13 +30,13 @@ import os
 import uuid
 from typing import Dict, List, Optional, Tuple
 
-from components.common.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
+from core.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
 from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen.encoding.encode import PIXEL_BASIS
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
-from components.common.storage import files
+from core.storage import files
 
 COMPLETE_FILE = "_COMPLETE"  # created once, exclusively: {"attempt": <the winner's folder>}
 ATTEMPT_PREFIX = "attempt-"

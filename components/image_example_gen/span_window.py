@@ -26,7 +26,7 @@ import os
 import time
 from typing import Dict, List, Optional, Tuple
 
-from components.common.storage import files
+from core.storage import files
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.spans import Span, SpanPatternError, candidates
 

@@ -3,7 +3,7 @@
 `gs://b/photos/span-{SPAN}` or `~/photos/{SPAN}/v{VERSION}` match one dataset
 root per span, as TFX's input config patterns do: the span and version are
 the digits in place of the placeholders; a span's latest version is its
-data. Listing goes through components/common/storage, so a bucket works as a
+data. Listing goes through core/storage, so a bucket works as a
 folder does.
 
 TFX's ExampleGen resolves one span per run (tensorflow/tfx#5462), and its
@@ -17,7 +17,7 @@ import re
 from typing import Dict, List, Optional
 
 from components.image_example_gen.readers.folder_tree import DatasetError
-from components.common.storage import files
+from core.storage import files
 
 SPAN, VERSION = "{SPAN}", "{VERSION}"
 

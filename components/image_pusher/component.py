@@ -8,10 +8,10 @@ from tfx.types import standard_artifacts, standard_component_specs
 from tfx.types.component_spec import ChannelParameter
 from tfx.types.experimental.simple_artifacts import File
 
-from components.common.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
+from core.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
 from components.image_pusher import executor
 from components.image_pusher.settings import PushSettings
-from components.common.parameters import encode, execution_parameters
+from core.parameters import encode, execution_parameters
 
 
 class ImagePusherSpec(standard_component_specs.PusherSpec):

@@ -1,7 +1,7 @@
 """TFX adapter: the stock Pusher executor's inputs and outputs over push.py.
 
 The blessing check is TFX's (the Evaluator's and the InfraValidator's); then
-the drift gate (components/common/drift.py) on the verdict the Evaluator recorded
+the drift gate (components/drift_validator/verdict.py) on the verdict the Evaluator recorded
 on its blessing; then push.push publishes what the stages before it made: the
 stamped model, the TFLite folder that passed its gate, the model card, the
 Evaluator's monitoring reference. What happened goes into the PushedModel's
@@ -17,17 +17,17 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils, proto_utils
 
-from components.common.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG,
-                                        INPUTS_DIGEST_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
-                                        MONITORING_DIR, SPANS_PROPERTY, TFLITE_MODEL_KEY)
-from components.common.judged_inputs import record_judged
-from components.common.provenance import release_of
+from core.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG,
+                           INPUTS_DIGEST_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
+                           MONITORING_DIR, SPANS_PROPERTY, TFLITE_MODEL_KEY)
+from components.image_pusher.judged_inputs import record_judged
+from components.image_pusher.provenance import release_of
 from components.image_pusher.push import PushInputs, PushOutcome, push
 from components.image_pusher.settings import PushSettings
-from components.common.parameters import decode
-from components.common.storage import files
-from components.common.storage.tree_copy import copy_tree
-from components.common import tfx_internals
+from core.parameters import decode
+from core.storage import files
+from core.storage.tree_copy import copy_tree
+from core import tfx_internals
 
 EXAMPLES_KEY = keys.EXAMPLES_KEY  # optional: the ingest report (spans)
 # Custom properties beside the stock Pusher's: why nothing was pushed (drift, a rolled-back
@@ -43,7 +43,7 @@ class Executor(pusher_executor.Executor):
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
         """Checks both blessings and drift, then pushes; records the outcome, and that
-        these inputs were judged (components/common/judged_inputs.py)."""
+        these inputs were judged (components/image_pusher/judged_inputs.py)."""
         tfx_internals.log_startup(self, input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(output_dict[keys.PUSHED_MODEL_KEY])
         outcome = self._push(input_dict, exec_properties, model_push)

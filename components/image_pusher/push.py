@@ -14,16 +14,16 @@ import os
 import time
 from typing import Dict, Optional
 
-from components.common.contract import (ASSETS_EXTRA, MODEL_CARD_HTML, MODEL_CARD_JSON,
-                                        MONITORING_DIR)
+from core.contract import (ASSETS_EXTRA, MODEL_CARD_HTML, MODEL_CARD_JSON,
+                           MONITORING_DIR)
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.settings import PushSettings
 from components.image_pusher.tflite_publish import publish_tflite
-from components.common.model_card_format.card_format import stamp_card, validate
-from components.common.model_card_format.pages import card_files
-from components.common.storage import files
-from components.common.versions import (next_version, point_tflite, provenance, publish,
-                                 pushed_version_of, serving_state, unpin_for)
+from components.model_card.format.card_format import stamp_card, validate
+from components.model_card.format.pages import card_files
+from core.storage import files
+from components.image_pusher.versions import (next_version, point_tflite, provenance, publish,
+                                              pushed_version_of, serving_state, unpin_for)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,14 +5,14 @@
 serves every model under the serving root as it is. The paths inside are
 the ones of this machine; in a container, mount the serving root at the same
 path or edit base_path. A model pinned in served.json (`imagepipe rollback`,
-components/common/versions.py) gets a `specific` version policy; the others are
+components/image_pusher/versions.py) gets a `specific` version policy; the others are
 served at their highest version, TF Serving's default.
 """
 import os
 from typing import Optional
 
-from components.common.storage import files
-from components.common.versions import read_served
+from core.storage import files
+from components.image_pusher.versions import read_served
 
 MODELS_CONFIG, BATCHING_FILE = "models.config", "batching.config"  # in the serving root
 # Conservative defaults for CPU serving of small images; tune per deployment.

@@ -5,9 +5,9 @@ import shutil
 import tempfile
 from typing import Dict, Optional
 
-from components.common.storage.tree_copy import copy_tree
-from components.common.contract import TFLITE_INFO_FILE
-from components.common.versions import TFLITE_COMMIT_FILE, is_complete, publish
+from core.storage.tree_copy import copy_tree
+from core.contract import TFLITE_INFO_FILE
+from components.image_pusher.versions import TFLITE_COMMIT_FILE, is_complete, publish
 
 
 def publish_tflite(converted_dir: str, tflite_dir: str, version: int,

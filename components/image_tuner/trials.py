@@ -4,7 +4,7 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
-from components.common.storage import files
+from core.storage import files
 
 TRIALS_FILE = "trials.json"
 CHOICE_FILE = "choice.json"  # modules/tuning/choice.py's verdict

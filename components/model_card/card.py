@@ -2,14 +2,14 @@
 
 Plain functions on CardSources (sources.py), no TensorFlow. The format itself
 (the schema, the stamp the Pusher adds, the pages) is in
-components/common/model_card_format/, which the Pusher reads too.
+components/model_card/format/, which the Pusher reads too.
 """
 import json
 from typing import List, Optional
 
-from components.common.drift import describe
-from components.common.intervals import wilson_of
-from components.common.model_card_format.card_format import SCHEMA_VERSION
+from components.drift_validator.verdict import describe
+from core.intervals import wilson_of
+from components.model_card.format.card_format import SCHEMA_VERSION
 from components.model_card.sources import CardSources
 
 NOT_MEASURED = "not measured"
@@ -289,7 +289,8 @@ def risks(sources: CardSources) -> List[dict]:
 
 
 def _drift_words(drift: dict) -> str:
-    """components/common/drift.py's line for a compared span, else the verdict ("not compared")."""
+    """The drift verdict's line for a compared span (components/drift_validator/verdict.py),
+    else the verdict ("not compared")."""
     try:
         return " ".join(describe(drift).split())
     except (KeyError, TypeError):  # no comparison: a first span, no spans, an older report

@@ -7,10 +7,10 @@ from tfx.types import standard_artifacts, standard_component_specs as keys
 from tfx.types.component_spec import ChannelParameter, ComponentSpec
 from tfx.types.experimental.simple_artifacts import File
 
-from components.common.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
+from core.contract import MODEL_CARD_KEY, TFLITE_MODEL_KEY
 from components.model_card import executor
 from components.model_card.settings import CardSettings
-from components.common.parameters import encode, execution_parameters
+from core.parameters import encode, execution_parameters
 
 
 class ModelCardGeneratorSpec(ComponentSpec):

@@ -15,19 +15,19 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.common.contract import (CONVERTED_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
-                                        QUANTIZE_PROPERTY, REASON_PROPERTY,
-                                        TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
-                                        TFLITE_PARITY_PROPERTY, WRITTEN_PROPERTY)
-from components.common.provenance import release_of
-from components.common.model_card_format.card_format import validate
+from core.contract import (CONVERTED_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
+                           QUANTIZE_PROPERTY, REASON_PROPERTY,
+                           TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
+                           TFLITE_PARITY_PROPERTY, WRITTEN_PROPERTY)
+from components.image_pusher.provenance import release_of
+from components.model_card.format.card_format import validate
 from components.model_card.card import build_card
 from components.model_card.settings import CardSettings
 from components.model_card.sources import read_card_sources
-from components.common.parameters import decode
-from components.common.storage import files
-from components.common.blessings import not_blessed
-from components.common import tfx_internals
+from core.parameters import decode
+from core.storage import files
+from core.blessings import not_blessed
+from core import tfx_internals
 
 
 class Executor(base_executor.BaseExecutor):

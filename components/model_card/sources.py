@@ -12,10 +12,10 @@ import logging
 import os
 from typing import List, Optional
 
-from components.common.contract import (ASSETS_EXTRA, AUDIT_FILE, LABELS_FILE, PIXELS_INPUT,
-                                        SERVING_TENSOR, read_labels)
-from components.common.provenance import fit_stats_path
-from components.common.storage import files
+from core.contract import (ASSETS_EXTRA, AUDIT_FILE, LABELS_FILE, PIXELS_INPUT,
+                           SERVING_TENSOR, read_labels)
+from components.image_pusher.provenance import fit_stats_path
+from core.storage import files
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,8 +7,8 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
-from components.common.contract import NO_BASELINE
-from components.common.storage.tree_copy import copy_tree
+from core.contract import NO_BASELINE
+from core.storage.tree_copy import copy_tree
 from components.pushed_baseline.latest import latest_other_than
 
 # The output is `model`, as a resolver's is, so the Evaluator wiring is the same.

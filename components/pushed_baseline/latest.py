@@ -8,14 +8,14 @@ version is the last blessed model, as long as nothing but this pipeline
 pushes there. Like the local strategy, the candidate's own push is skipped: a
 cached re-run then compares against the model blessed before it.
 
-Rollbacks (components/common/versions.py ServingState): the served version is the
+Rollbacks (components/image_pusher/versions.py ServingState): the served version is the
 newest that counts, so a version above a pin is no baseline, and neither is
 a version a rollback took out of service, even after a later push lifted the pin.
 """
 import os
 from typing import Optional
 
-from components.common.versions import in_service, provenance
+from components.image_pusher.versions import in_service, provenance
 
 
 def latest_other_than(serving_dir: str, candidate_uri: str) -> Optional[str]:

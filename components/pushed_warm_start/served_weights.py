@@ -9,7 +9,7 @@ it was pushed from (`source_uri`), which kept its weights in `warm_start/`.
 
 The served version, not the newest: after `imagepipe rollback` the pinned version
 is the one that counts, and a version a rollback took out of service never is
-(components/common/versions.py in_service, which PushedBaseline reads too). There
+(components/image_pusher/versions.py in_service, which PushedBaseline reads too). There
 is no fallback to an older version: when the served one cannot start the Trainer,
 it trains from scratch and says why.
 """
@@ -18,10 +18,10 @@ import json
 import os
 from typing import Optional
 
-from components.common.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
-from components.common.storage import files
-from components.common.storage.tree_copy import copy_tree
-from components.common.versions import complete_versions, in_service, provenance
+from components.image_pusher.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
+from core.storage import files
+from core.storage.tree_copy import copy_tree
+from components.image_pusher.versions import complete_versions, in_service, provenance
 
 
 @dataclasses.dataclass(frozen=True)

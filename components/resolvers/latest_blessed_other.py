@@ -8,7 +8,7 @@ model with itself, and pushes the same model again as a new serving version.
 Excluding the candidate keeps a re-run fully cached and a new model still
 compared with the last blessed one.
 
-Rollbacks: `imagepipe rollback` (pipeline/continuous/rollback.py) records a
+Rollbacks: `imagepipe rollback` (rollback/rollback.py) records a
 ModelBlessing with `blessed` 0 and `revoked` 1 for each model it takes out of
 service, and one with `blessed` 1 and `revoked` 0 for a rolled-back model it
 serves again. A model's latest blessing by artifact id decides, except that a

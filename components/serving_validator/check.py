@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Optional
 
-from components.common.contract import IMAGE_KEY
+from core.contract import IMAGE_KEY
 
 
 class ServingCheck:

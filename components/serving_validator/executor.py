@@ -16,12 +16,12 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.common.contract import INFRA_MODEL_FLAG, REASON_PROPERTY, SERVING_CHECK_PROPERTY
-from components.common.parameters import decode
+from core.contract import INFRA_MODEL_FLAG, REASON_PROPERTY, SERVING_CHECK_PROPERTY
+from core.parameters import decode
 from components.serving_validator.settings import ServingCheckSettings
 from components.serving_validator.validate import validate_serving
-from components.common.storage import files
-from components.common import tfx_internals
+from core.storage import files
+from core import tfx_internals
 
 # InfraValidator's own names (tfx/components/infra_validator/executor.py).
 BLESSED_KEY = "blessed"

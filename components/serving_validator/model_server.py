@@ -17,9 +17,9 @@ import urllib.error
 import urllib.request
 from typing import Optional
 
-from components.common.contract import ASSETS_EXTRA
-from components.common.loopback import free_ports
-from components.common.storage.tree_copy import copy_tree
+from core.contract import ASSETS_EXTRA
+from core.loopback import free_ports
+from core.storage.tree_copy import copy_tree
 
 POLL_S = 0.2
 

@@ -3,7 +3,7 @@
     python -m components.serving_validator.serving_worker < job.json > result.json
 
 It imports TensorFlow (and TF Serving's protos) and nothing of TFX or
-imagepipe's training code (only the light components/common/contract.py), so a model
+imagepipe's training code (only the light core/contract.py), so a model
 that needs the training process to load fails here as it would in a server.
 TensorFlow is imported before the job is read: the InfraValidator starts this
 process first and sends the job when the warmup file is written, so the import
@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-from components.common.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
+from core.contract import PROBABILITIES, SERVING_DEFAULT, SERVING_IMAGE
 
 REST_SIGNATURE = SERVING_IMAGE
 IN_PROCESS = "in-process stand-in"  # the result's "server" without a model server binary

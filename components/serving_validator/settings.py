@@ -1,6 +1,6 @@
 """ServingCheckSettings: what ImageInfraValidator is told, one ExecutionParameter per field.
 
-Light (no TensorFlow): pipeline/config.py builds them from its SERVING_CHECK defaults.
+Light (no TensorFlow): settings/config.py builds them from its SERVING_CHECK defaults.
 """
 import dataclasses
 from typing import Optional, Tuple
@@ -8,7 +8,7 @@ from typing import Optional, Tuple
 
 @dataclasses.dataclass(frozen=True)
 class ServingCheckSettings:
-    """The warmup records and the serving check; no defaults (pipeline/config.py has them)."""
+    """The warmup records and the serving check; no defaults (settings/config.py has them)."""
 
     model_name: str  # the served model's name, in the warmup requests' model_spec
     warmup_records: int  # eval images in the warmup file, one request each

@@ -14,8 +14,8 @@ from typing import List, Optional
 from components.serving_validator import warmup
 from components.serving_validator.check import take_check
 from components.serving_validator.settings import ServingCheckSettings
-from components.common.storage import files
-from components.common.storage.tree_copy import copy_tree
+from core.storage import files
+from core.storage.tree_copy import copy_tree
 
 
 def validate_serving(model_path: str, examples_uri: Optional[str],

@@ -13,9 +13,9 @@ from typing import Iterator, List, Optional, Tuple
 import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
-from components.common.contract import (ASSETS_EXTRA, EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY,
-                                        SERVING_IMAGE, split_dir)
-from components.common.storage import files
+from core.contract import (ASSETS_EXTRA, EVAL, IMAGE_BYTES_INPUT, IMAGE_KEY,
+                           SERVING_IMAGE, split_dir)
+from core.storage import files
 
 WARMUP_FILE = os.path.join(ASSETS_EXTRA, "tf_serving_warmup_requests")
 TF_SERVING_MAX_RECORDS = 1000
@@ -52,7 +52,7 @@ def prediction_log(images: List[bytes], model_name: str) -> prediction_log_pb2.P
     request = predict_pb2.PredictRequest(
         model_spec=model_pb2.ModelSpec(name=model_name, signature_name=SERVING_IMAGE))
     request.inputs[IMAGE_BYTES_INPUT].CopyFrom(tf.make_tensor_proto(images, dtype=tf.string,
-                                                            shape=[len(images)]))
+                                                                    shape=[len(images)]))
     return prediction_log_pb2.PredictionLog(
         predict_log=prediction_log_pb2.PredictLog(request=request))
 

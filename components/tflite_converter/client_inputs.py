@@ -1,6 +1,6 @@
 """A split's images as the parity gate reads them: encoded bytes, then decoded two ways.
 
-- `pixel_decoder` (components/common/images.py): as Transform decodes, for the SavedModel;
+- `pixel_decoder` (core/images.py): as Transform decodes, for the SavedModel;
 - `client_decoder`: as an on-device client decodes a file for the TFLite file.
 
 The client is the TFLite Task Library's ImageClassifier (tflite-support 0.4.4), which
@@ -19,9 +19,9 @@ from typing import Callable, Iterator, List, Optional, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.common.contract import HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, WIDTH_KEY
-from components.common.images import to_channels
-from components.common.storage import files as storage
+from core.contract import HEIGHT_KEY, IMAGE_KEY, LABEL_KEY, WIDTH_KEY
+from core.images import to_channels
+from core.storage import files as storage
 
 Batch = Tuple[List[bytes], np.ndarray]  # (encoded images, labels)
 Decoder = Callable[[tf.Tensor], tf.Tensor]  # [n] encoded -> [n, side, side, c] in [0, 255]

@@ -6,8 +6,8 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts, standard_component_specs as keys
 from tfx.types.component_spec import ChannelParameter, ComponentSpec
 
-from components.common.contract import TFLITE_MODEL_KEY
-from components.common.parameters import encode, execution_parameters
+from core.contract import TFLITE_MODEL_KEY
+from core.parameters import encode, execution_parameters
 from components.tflite_converter import executor
 from components.tflite_converter.settings import TFLiteSettings
 

@@ -21,9 +21,9 @@ from typing import Dict, Iterable, Iterator, List, Optional
 import numpy as np
 import tensorflow as tf
 
-from components.common import limits
-from components.common.contract import SERVING_TENSOR
-from components.common.images import pixel_decoder
+from core import limits
+from core.contract import SERVING_TENSOR
+from core.images import pixel_decoder
 from components.tflite_converter.client_inputs import Batch, client_decoder
 from components.tflite_converter.reduction import reduce_pixels
 from components.tflite_converter.settings import check_quantize
@@ -236,7 +236,7 @@ def _saved_model_classes(serve, encoded: tf.Tensor) -> np.ndarray:
 def parity_verdict(saved_model_right: int, tflite_right: int, count: int,
                    tolerance: float) -> Dict[str, object]:
     """parity()'s record from the counts: the drop is (k_saved - k_tflite)/n exactly, held
-    to the tolerance as typed, and a drop equal to it passes (components/common/limits.py)."""
+    to the tolerance as typed, and a drop equal to it passes (core/limits.py)."""
     if not count:
         return {"saved_model_accuracy": float("nan"), "tflite_accuracy": float("nan"),
                 "drop": float("nan"), "examples": 0, "tolerance": tolerance, "ok": False}

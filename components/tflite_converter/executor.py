@@ -13,14 +13,14 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from components.common.blessings import not_blessed
-from components.common.contract import (CONVERTED_PROPERTY, QUANTIZE_PROPERTY, REASON_PROPERTY,
-                                        TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
-                                        TFLITE_PARITY_PROPERTY)
-from components.common.parameters import decode
+from core.blessings import not_blessed
+from core.contract import (CONVERTED_PROPERTY, QUANTIZE_PROPERTY, REASON_PROPERTY,
+                           TFLITE_METADATA_PROPERTY, TFLITE_MODEL_KEY,
+                           TFLITE_PARITY_PROPERTY)
+from core.parameters import decode
 from components.tflite_converter.settings import TFLiteSettings
 from components.tflite_converter.staging import convert_into
-from components.common import tfx_internals
+from core import tfx_internals
 
 # The output is a Model artifact holding model.tflite, as TFX's TFLite rewriter's is.
 UNVERSIONED = "unversioned"  # the TFLite metadata's version

@@ -4,7 +4,7 @@ Why: on-device classifiers (the TFLite Task Library's ImageClassifier, MediaPipe
 Tasks, TFLite Support's ResizeOp) stretch a photo to the model's input with plain
 bilinear sampling, no antialiasing, which aliases once it shrinks an image by more
 than 2x; Transform resized every training image with antialiasing
-(components/common/images.py). So the file takes `factor` times the model's side,
+(core/images.py). So the file takes `factor` times the model's side,
 chosen from the train images' sizes so that a client mostly enlarges or shrinks by
 less than 2x, and shrinks it to the model's side inside, with the very filter
 Transform used: tf.image.resize(antialias=True)'s triangle of scale 1/factor,

@@ -1,6 +1,6 @@
 """TFLiteSettings: what TFLiteConverter is told, one typed ExecutionParameter per field.
 
-Light (no TensorFlow): pipeline/config.py imports it for the quantize choices
+Light (no TensorFlow): settings/config.py imports it for the quantize choices
 and builds the settings from its flags and defaults.
 """
 import dataclasses
@@ -19,7 +19,7 @@ def check_quantize(quantize: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class TFLiteSettings:
-    """The conversion and its parity gate; no defaults (pipeline/config.py has them)."""
+    """The conversion and its parity gate; no defaults (settings/config.py has them)."""
 
     model_name: str  # the model's name in the TFLite metadata (the served model's)
     quantize: str  # one of QUANTIZATIONS

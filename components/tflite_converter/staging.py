@@ -10,11 +10,11 @@ import shutil
 import tempfile
 from typing import List, Optional, Tuple
 
-from components.common.contract import (ASSETS_EXTRA, EVAL, LABELS_FILE, NORMALIZATION_FILE,
-                                        TFLITE_INFO_FILE, TFLITE_MODEL_FILE, TRAIN,
-                                        read_labels, split_dir)
-from components.common.storage import files
-from components.common.storage.tree_copy import copy_tree
+from core.contract import (ASSETS_EXTRA, EVAL, LABELS_FILE, NORMALIZATION_FILE,
+                           TFLITE_INFO_FILE, TFLITE_MODEL_FILE, TRAIN,
+                           read_labels, split_dir)
+from core.storage import files
+from core.storage.tree_copy import copy_tree
 from components.tflite_converter import conversion as tflite
 from components.tflite_converter.client_inputs import (client_decoder, decoded_split,
                                                        long_sides, split_batches)

@@ -12,7 +12,7 @@ import os
 import tempfile
 from typing import List, Tuple
 
-from components.common.contract import LABELS_FILE, PIXELS_INPUT, PROBABILITIES
+from core.contract import LABELS_FILE, PIXELS_INPUT, PROBABILITIES
 
 # The graph normalizes inside (conversion.py): it wants raw pixel values, so the
 # metadata's NormalizationOptions are the identity, (x - 0) / 1, for every

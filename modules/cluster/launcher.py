@@ -40,7 +40,7 @@ from tfx.components.trainer import executor as trainer_executor
 from tfx.types import artifact_utils
 from tfx.utils import json_utils
 
-from components.common.loopback import free_ports
+from core.loopback import free_ports
 from modules.params import TrainerParams
 
 _GRACE_S = 3.0  # between SIGTERM and SIGKILL when stopping the workers

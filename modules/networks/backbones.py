@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
-from components.common.storage import files
+from core.storage import files
 from modules.network_registry import Backbone, backbone as registered
 from modules.networks.photo import BN_MOMENTUM
 from modules.networks.summaries import IMAGE_SUMMARY, ImageSummary, classifier

@@ -1,15 +1,19 @@
 """What a search may change, per model, and how a trial's values become TrainerParams.
 
-Light on purpose (no TensorFlow): the Trainer, the model builders and the
-Tuner read it. Values travel as one JSON object in TrainerParams'
-`hyperparameters` (set by the Trainer from the Tuner's best trial), so a
-user's module file sees them too (`params.tuned_values`).
+What each network's search varies is its registry entry's `search`
+(modules/network_registry.py); the ranges are here. Light on purpose (no
+TensorFlow): the Trainer, the model builders and the Tuner read it. Values
+travel as one JSON object in TrainerParams' `hyperparameters` (set by the
+Trainer from the Tuner's best trial), so a user's module file sees them too
+(`params.tuned_values`).
 """
 import dataclasses
 import json
 from typing import Dict, List, Optional
 
-from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
+from modules import network_registry
+from modules.network_registry import Search
+from modules.params import MODULE, TrainerParams
 
 # The learning rate is searched within this factor of the planned one, on a log scale.
 LR_SPAN = 3.0
@@ -51,16 +55,22 @@ def sides(planned: int) -> list:
     return found
 
 
+# A module file's network is the user's own: a search tries its training, not its shape.
+MODULE_SEARCH = Search(augment=True)
+
+
+def search_of(model: str) -> Search:
+    """What a search varies for `model`: its entry's in modules/network_registry.py."""
+    return MODULE_SEARCH if model == MODULE else network_registry.NETWORKS[model].search
+
+
 def searched(params: TrainerParams, side: int) -> List[str]:
     """The names a search over `params.model` at a planned `side` tries, in order."""
-    if params.model in BACKBONE_NAMES:
-        return ["learning_rate"] + (["fine_tune_lr_factor", "unfreeze"]
-                                    if params.fine_tunes else [])
-    names = ["learning_rate"]
-    if params.model != MODULE:
-        names += ["width", "depth", "dropout"] + (["image_size"] if len(sides(side)) > 1
-                                                  else [])
-    return names + (["augment_strength"] if augments(params) else [])
+    search, names = search_of(params.model), ["learning_rate"]
+    if search.fine_tune and params.fine_tunes:
+        names += ["fine_tune_lr_factor", "unfreeze"]
+    names += [name for name in search.shape if name != "image_size" or len(sides(side)) > 1]
+    return names + (["augment_strength"] if search.augment and augments(params) else [])
 
 
 def declare(hp, params: TrainerParams, side: int) -> None:
@@ -132,17 +142,18 @@ def architecture(params: TrainerParams) -> Architecture:
 
 def weights_key(params: TrainerParams) -> Optional[dict]:
     """What of the tuned values decides which weights a model has, and where: warm start
-    loads by layer position (modules/continuous/warm_start.py). None when untuned, or when
+    loads by layer position (modules/training/warm_start.py). None when untuned, or when
     nothing tuned changes the weights (learning rates, a backbone's unfreezing)."""
     values = params.tuned_values
-    if params.model in BACKBONE_NAMES or (params.model == MODULE and not values):
-        return None
     if params.model == MODULE:
-        return dict(values)  # the module's build_model may read any of them
+        return dict(values) or None  # the module's build_model may read any of them
+    search = search_of(params.model)
+    if not search.shape:
+        return None  # a backbone: a search changes its training alone
     if not values and params.model_width == 1.0:
         return None  # the model as it has always been planned
     arch = architecture(params)
     key = {"width": arch.width, "depth": arch.depth, "image_size": arch.image_size}
-    if params.model == "resnet":
-        key["dropout_layer"] = bool(arch.dropout)  # the one model it adds a layer to
+    if search.dropout_layer:
+        key["dropout_layer"] = bool(arch.dropout)  # a dropout is a layer of its own
     return key

@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
-from components.common.storage import files
+from core.storage import files
 from modules.networks.summaries import (HISTOGRAM_SUMMARY, IMAGE_SUMMARY, HistogramSummary,
                                         ImageSummary)
 

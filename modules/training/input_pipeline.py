@@ -15,12 +15,12 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 from tfx_bsl.public import tfxio
 
-from components.common.contract import (EVAL, IMAGE_XF, LABEL_XF, TRAIN, examples_uri_of,
-                                        split_of, split_size)
-from components.common.storage import files
+from core.contract import (EVAL, IMAGE_XF, LABEL_XF, TRAIN, examples_uri_of,
+                           split_of, split_size)
+from core.storage import files
 from modules.augment import Augmentation, augment_batches
 from modules.cluster.parameter_servers import per_worker
-from modules.data import decode_cache
+from modules.training import decode_cache
 from modules.params import TrainerParams
 
 # Destroying the training iterator when fit returns sometimes stalled for

@@ -3,9 +3,9 @@
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 
-from components.common.contract import IMAGE_XF, examples_uri_of
+from core.contract import IMAGE_XF, examples_uri_of
 from modules.networks import user_module
-from modules.data import class_weights
+from modules.training import class_weights
 from modules.networks.keras_model import build_model, compile_model
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams
 from modules.schedule import Phase, phases, validation_epochs
@@ -74,7 +74,8 @@ def user_module_of(params: TrainerParams):
 
 
 def class_weights_for(fn_args: FnArgs, params: TrainerParams, labels, dist):
-    """Keras' class_weight for an imbalanced train split (modules/data/class_weights.py), or None.
+    """Keras' class_weight for an imbalanced train split, or None
+    (modules/training/class_weights.py).
 
     Not under parameter servers: Keras maps class weights over a dataset it is
     given, and there each worker builds its own from a function.

@@ -5,8 +5,8 @@ import time
 
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 
-from components.common.contract import decode_cache_folder
-from components.common.storage import files
+from core.contract import decode_cache_folder
+from core.storage import files
 from modules.params import TrainerParams
 
 

@@ -5,13 +5,13 @@ import os
 
 from tfx.components.trainer.fn_args_utils import FnArgs  # not tfx.v1: see pipeline/dag.py
 
-from modules.continuous import warm_start
+from modules.training import warm_start
 from modules.params import TrainerParams
 from modules.schedule import Schedule
 
 
 def warm_start_decision(fn_args: FnArgs, params: TrainerParams, description: dict,
-                         schedule: Schedule):
+                        schedule: Schedule):
     """Whether to start from the base model (FnArgs.base_model: the last blessed one, or on
     KFP and Vertex the served version's copy, which may be empty and say why), and the
     schedule: `warm_start_share` of its epochs when warm, unless --train-steps asked for

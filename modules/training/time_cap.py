@@ -24,7 +24,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import tf_keras as keras
 
-from components.common.storage import files
+from core.storage import files
 from modules.params import RUN_STARTED_ENV, TrainerParams, shortest_held
 from modules.schedule import Schedule, WarmupCosine
 

@@ -21,7 +21,7 @@ summary read it.
 """
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from components.common.limits import as_float, ratio
+from core.limits import as_float, ratio
 from modules.tuning.significance import ALPHA, TEST, holm, mcnemar_p, significant
 
 

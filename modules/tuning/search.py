@@ -26,7 +26,7 @@ import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
-from components.common.contract import LABELS_FILE, examples_uri_of, read_labels
+from core.contract import LABELS_FILE, examples_uri_of, read_labels
 from modules.networks import user_module
 from modules.networks.keras_model import build_model, compile_model
 from modules.params import BACKBONE_NAMES, MODULE, TrainerParams

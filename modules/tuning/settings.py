@@ -1,13 +1,13 @@
 """The Tuner's settings: a typed dataclass carried in TFX's `custom_config`, as the Trainer's.
 
 Light on purpose (no TensorFlow); pipeline/planning/plan.py builds them, and
-pipeline/config.py and pipeline/planning/rules.py hold their values.
+settings/config.py and pipeline/planning/rules.py hold their values.
 """
 import dataclasses
 import math
 from typing import Optional, Sequence
 
-from components.common import parameters
+from core import parameters
 
 TUNING_CONFIG_KEY = "tuning_params"
 

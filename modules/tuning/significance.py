@@ -18,7 +18,7 @@ import math
 from fractions import Fraction
 from typing import Dict, Optional
 
-from components.common.limits import exact, meets
+from core.limits import exact, meets
 
 # The chance, at most, that a search whose rivals are no better than the plan replaces it.
 ALPHA = 0.05
@@ -65,7 +65,7 @@ def holm(p_values: Dict[str, Fraction]) -> Dict[str, Fraction]:
 
 
 def significant(p_value: Fraction, alpha: float = ALPHA) -> bool:
-    """components/common/limits.py's rule: significant where p <= alpha exactly (a
+    """core/limits.py's rule: significant where p <= alpha exactly (a
     p-value equal to alpha counts)."""
     return meets(alpha, p_value)
 

@@ -16,16 +16,16 @@ import tempfile
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from components.common.contract import INGEST_REPORT_FILE, SPLITS
-from components.common.storage import files
-from components.common.storage.tree_copy import copy_tree
+from core.contract import INGEST_REPORT_FILE, SPLITS
+from core.storage import files
+from core.storage.tree_copy import copy_tree
 from components.image_example_gen import spans
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.ingest import IngestImages, finish_ingest
 from components.image_example_gen.encoding.parallel import local_processes
-from pipeline.config import PipelineConfig
-from pipeline.errors import PipelineFailed, UsageError
-from pipeline.report.console import data_warnings
+from settings.config import PipelineConfig
+from core.errors import PipelineFailed, UsageError
+from report.console import data_warnings
 
 
 def _check_target(output: str) -> None:
@@ -62,18 +62,18 @@ def format_report(report: dict, output: str) -> str:
 
 
 def run_ingest(config: PipelineConfig) -> dict:
-    """Ingests `config.data` into `config.output`; returns the ingest report.
+    """Ingests `config.ingest.data` into `config.run.output`; returns the ingest report.
 
     Raises:
       DatasetError, UsageError: bad data or output, before anything is written.
       PipelineFailed: the Beam ingestion or its checks failed (--strict, empty split).
     """
     options = config.ingest_options()
-    if spans.is_pattern(config.data):
-        raise UsageError(f"--data {config.data}: `imagepipe ingest` reads one dataset; give "
+    if spans.is_pattern(config.ingest.data):
+        raise UsageError(f"--data {config.ingest.data}: `imagepipe ingest` reads one dataset; give "
                          "one span's folder (a run ingests spans into its own span store)")
-    listing = list_dataset(config.data, options)
-    output = config.output.rstrip("/")
+    listing = list_dataset(config.ingest.data, options)
+    output = config.run.output.rstrip("/")
     _check_target(output)
     if files.is_remote(output):
         staging = tempfile.mkdtemp(prefix="imagepipe-ingest-")
@@ -82,7 +82,7 @@ def run_ingest(config: PipelineConfig) -> dict:
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".ingest-", dir=parent)
     try:
-        return _ingest_into(staging, output, config.data, listing, options,
+        return _ingest_into(staging, output, config.ingest.data, listing, options,
                             config.beam_pipeline_args)
     except Exception as e:  # Beam, or a failed check: the one step that ran failed.
         raise PipelineFailed("ingest", e) from e

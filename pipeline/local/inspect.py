@@ -14,7 +14,7 @@ IDX images (docs/data_health.md).
 import json
 from typing import List, Tuple
 
-from components.common.contract import SPLITS
+from core.contract import SPLITS
 from components.image_example_gen.data_health.groups import HealthItem, near_lists
 from components.image_example_gen.data_health.report import data_health
 from components.image_example_gen import spans
@@ -25,9 +25,9 @@ from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.readers.units import read_file_jobs, read_unit
-from components.common.storage import files
-from pipeline.config import PipelineConfig
-from pipeline.errors import UsageError
+from core.storage import files
+from settings.config import PipelineConfig
+from core.errors import UsageError
 
 # Groups shown per kind in the printed summary (--json has them all, capped).
 SHOWN = 3
@@ -90,11 +90,11 @@ def inspect_data(root: str, options: IngestOptions, processes: int) -> dict:
 
 
 def run_inspect(config: PipelineConfig) -> dict:
-    """inspect_data of `config.data`, with ingestion's options and processes."""
-    if spans.is_pattern(config.data):
-        raise UsageError(f"--data {config.data}: `imagepipe inspect` reads one dataset; "
+    """inspect_data of `config.ingest.data`, with ingestion's options and processes."""
+    if spans.is_pattern(config.ingest.data):
+        raise UsageError(f"--data {config.ingest.data}: `imagepipe inspect` reads one dataset; "
                          "give one span's folder")
-    return inspect_data(config.data, config.ingest_options(),
+    return inspect_data(config.ingest.data, config.ingest_options(),
                         parallel.local_processes(config.beam_pipeline_args))
 
 
@@ -111,7 +111,7 @@ def format_summary(result: dict) -> str:
         f"inspected {result['images']} images ({len(result['skipped'])} skipped), "
         f"{len(result['class_counts'])} classes; imbalance {balance['ratio']}x "
         f"(remedy: {balance['remedy']})" + (f", tiny classes: {', '.join(balance['tiny_classes'])}"
-                                             if balance["tiny_classes"] else ""),
+                                            if balance["tiny_classes"] else ""),
         f"duplicates: {counts['exact_groups']} exact and {counts['near_groups']} near "
         f"group(s), {counts['duplicate_images']} later copies",
         *[_group_line(g) for g in result["duplicates"][:SHOWN]],

@@ -14,7 +14,7 @@ import os
 import time
 from typing import Iterator, Optional
 
-from pipeline.errors import UsageError
+from core.errors import UsageError
 
 LOCK_FILE = ".imagepipe.lock"
 

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Callable, Iterator, Optional
 
-from components.common import tfx_internals
+from core import tfx_internals
 
 
 def format_line(event: str, node: str, seconds: float = None, cached: bool = False) -> str:

@@ -8,13 +8,13 @@ from typing import Optional
 
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
-from components.common.contract import TRAINER_ID
+from core.contract import TRAINER_ID
 from components.serving_validator.check import start_spare, stop_spare
 from modules.params import RUN_STARTED_ENV
-from pipeline.report import metadata, summary
-from pipeline.report.console import format_summary
-from pipeline.config import PipelineConfig
-from pipeline.errors import PipelineFailed
+from report import metadata, summary
+from report.console import format_summary
+from settings.config import PipelineConfig
+from core.errors import PipelineFailed
 from pipeline.planning.memory import memory_line
 from pipeline.dag import create_pipeline
 from pipeline.planning.plan import plan_lines
@@ -39,7 +39,7 @@ def run(config: PipelineConfig, started_at: Optional[float] = None) -> dict:
     plan, memory = resolve_plan(config)
     plan = dataclasses.replace(plan, decode_cache_root=state.decode_cache_root(config.state_path))
     lines = [*plan_lines(plan), memory_line(memory)]
-    if config.state_path != config.output:
+    if config.state_path != config.run.output:
         lines.append(f"state     {config.state_path}: ML Metadata, the run lock and the "
                      "decode cache stay on this machine")
     print("\n".join(lines), flush=True)
@@ -77,13 +77,13 @@ def _ahead(node: str, cached: bool) -> None:
 
 def _track(config: PipelineConfig, result: dict) -> None:
     """--mlflow-uri: the run to MLflow; like the report, a failure here is a warning."""
-    if not config.mlflow_uri:
+    if not config.tracking.mlflow_uri:
         return
-    from pipeline.report.tracking import log_run
+    from report.tracking import log_run
     try:
-        print(f"mlflow    run {log_run(config, result)} at {config.mlflow_uri}")
+        print(f"mlflow    run {log_run(config, result)} at {config.tracking.mlflow_uri}")
     except Exception as e:  # noqa: BLE001  (the pipeline's result stands; say what failed)
-        if config.verbose:
+        if config.logging.verbose:
             traceback.print_exc()
         print(f"warning   the run could not be logged to MLflow: {type(e).__name__}: {e}",
               file=sys.stderr)
@@ -91,11 +91,11 @@ def _track(config: PipelineConfig, result: dict) -> None:
 
 def _report(config: PipelineConfig) -> None:
     """The HTML report; the run itself succeeded, so a report failure is a warning."""
-    from pipeline.report.build import build_report
+    from report.build import build_report
     try:
         print(f"report    {build_report(config)}")
     except Exception as e:  # noqa: BLE001  (any failure: say so, keep the run's result)
-        if config.verbose:
+        if config.logging.verbose:
             traceback.print_exc()
         print(f"warning   the report could not be written: {type(e).__name__}: {e}",
               file=sys.stderr)

@@ -4,14 +4,14 @@ ML Metadata's SQLite store, the run lock and the Trainer's decode cache need
 a local file system. For a local --output the folder is the output itself;
 for a gs:// one it is named by `PipelineConfig.state_path` and printed.
 A Trainer that is killed leaves its decode cache behind; each cache folder
-carries its process id (components/common/contract.py), and `prepare` removes
+carries its process id (core/contract.py), and `prepare` removes
 those whose process is gone, never a live one's.
 """
 import os
 import shutil
 from typing import List
 
-from components.common.contract import DECODE_CACHE_DIR, decode_cache_owner
+from core.contract import DECODE_CACHE_DIR, decode_cache_owner
 
 
 def decode_cache_root(state_path: str) -> str:

@@ -9,7 +9,7 @@ counts can differ by the copies moved.
 import dataclasses
 from typing import Optional, Tuple
 
-from components.common.contract import SPLITS
+from core.contract import SPLITS
 from components.image_example_gen.readers.folder_tree import Listing, splits_hashed
 from components.image_example_gen.options import IngestOptions, split_index
 from pipeline.planning.data_probe import probe_images

@@ -16,7 +16,7 @@ from PIL import Image
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.options import IngestOptions
-from components.common.storage import files
+from core.storage import files
 
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
 # Bytes read of each sampled object in a bucket: enough for the header of

@@ -11,7 +11,7 @@ import os
 from typing import Optional
 
 from pipeline.planning import rules
-from pipeline.errors import UsageError
+from core.errors import UsageError
 from pipeline.planning.plan import Plan
 
 _GB = 1e9
@@ -83,9 +83,9 @@ def _widest(plan: Plan):
     side, which it may pick for the Trainer too."""
     from modules.networks import space
     params = plan.trainer_params()
-    if not plan.config.tune:
+    if not plan.config.tuning.enabled:
         return params, False
-    values = space.largest(params, plan.config.image_size)
+    values = space.largest(params, plan.config.model.image_size)
     return (space.apply(params, values), True) if values else (params, False)
 
 
@@ -93,12 +93,12 @@ def estimate(plan: Plan, classes: int, limit: Optional[int] = None) -> MemoryEst
     """What training `plan` needs; `limit` defaults to memory_limit()."""
     c = plan.config
     trained, widest = _widest(plan)
-    params, activations = _model_size(trained, c.image_size, c.channels, classes)
-    split_bytes = (plan.facts.train_examples or 0) * c.image_size ** 2 * c.channels * 4
+    params, activations = _model_size(trained, c.model.image_size, c.model.channels, classes)
+    split_bytes = (plan.facts.train_examples or 0) * c.model.image_size ** 2 * c.model.channels * 4
     return MemoryEstimate(
         params=params,
         weights_bytes=params * 4 * 4,
-        activation_bytes=activations * c.batch_size * 4 * 2,
+        activation_bytes=activations * c.training.batch_size * 4 * 2,
         cache_bytes=min(plan.cache_bytes, split_bytes),
         base_bytes=rules.TRAINER_BASE_BYTES,
         limit_bytes=limit or memory_limit(), widest_trial=widest)
@@ -114,9 +114,9 @@ def check_fits(found: MemoryEstimate, plan: Plan) -> None:
         f"weights: {found.weights_bytes / _GB:.1f} GB with gradients and optimizer slots; "
         f"a batch's activations: {found.activation_bytes / _GB:.1f} GB), more than the "
         f"{found.allowed_bytes / _GB:.1f} GB allowed here ({rules.MEMORY_SHARE:.0%} of "
-        f"{found.limit_bytes / _GB:.1f} GB). Lower --image-size (now {c.image_size}) or "
-        f"--batch-size (now {c.batch_size}), or choose a smaller --model (now {c.model}; "
-        "photo's weights do not grow with the image)"
+        f"{found.limit_bytes / _GB:.1f} GB). Lower --image-size (now {c.model.image_size}) or "
+        f"--batch-size (now {c.training.batch_size}), or choose a smaller --model (now "
+        f"{c.model.network}; photo's weights do not grow with the image)"
         + (", or leave out --tune (sized for the widest model its search may try)"
            if found.widest_trial else ""))
 

@@ -11,12 +11,12 @@ import hashlib
 import os
 from typing import Optional
 
-from components.common.storage import files
-from components.common.storage.access import check_readable
-from components.common.storage.files import StorageError
+from core.storage import files
+from core.storage.access import check_readable
+from core.storage.files import StorageError
 from modules.params import BACKBONE_NAMES, MODULE
-from pipeline.config import PipelineConfig
-from pipeline.errors import UsageError
+from settings.config import PipelineConfig
+from core.errors import UsageError
 
 IMAGENET, NO_WEIGHTS = "imagenet", "none"
 
@@ -50,7 +50,7 @@ def _file_sha256(path: str) -> str:
 
 def _weights(config: PipelineConfig):
     """(weights, sha256): a local file is made absolute, checked readable and hashed."""
-    weights = config.weights or IMAGENET
+    weights = config.model.weights or IMAGENET
     if weights in (IMAGENET, NO_WEIGHTS):
         return weights, None
     if files.is_remote(weights):  # read by the Trainer; checked here, not downloaded to hash
@@ -63,7 +63,7 @@ def _weights(config: PipelineConfig):
     candidates = [p for p in (path, path + ".index") if os.path.isfile(p)]
     if not candidates:
         raise UsageError(f"--weights {weights}: no such file (a Keras weights file of "
-                         f"{config.model} without its top, 'imagenet' or 'none')")
+                         f"{config.model.network} without its top, 'imagenet' or 'none')")
     try:
         return path, _file_sha256(candidates[0])
     except OSError as e:
@@ -87,25 +87,26 @@ def _top_level_names(text: str, path: str) -> set:
 
 def read_source(config: PipelineConfig) -> ModelSource:
     """The model source the flags name; UsageError for a flag that cannot apply or be read."""
-    if config.module_file:
-        if config.model:
-            raise UsageError(f"--module-file and --model {config.model} both name the "
+    if config.model.module_file:
+        if config.model.network:
+            raise UsageError(f"--module-file and --model {config.model.network} both name the "
                              "network: give one")
         from modules.networks import user_module
-        path = files.absolute(config.module_file)
+        path = files.absolute(config.model.module_file)
         try:
             text = user_module.read_source(path)
         except user_module.ModuleFileError as e:
             raise UsageError(str(e)) from None
         return ModelSource("module_file", MODULE, path=path, sha256=user_module.sha256(text),
                            augment="augment" in _top_level_names(text, path), text=text)
-    if config.model in BACKBONE_NAMES:
+    if config.model.network in BACKBONE_NAMES:
         weights, digest = _weights(config)
-        return ModelSource("backbone", config.model, weights=weights, weights_sha256=digest)
-    if config.weights:
+        return ModelSource("backbone", config.model.network, weights=weights, weights_sha256=digest)
+    if config.model.weights:
         raise UsageError(f"--weights applies to the backbones only (--model "
-                         f"{'|'.join(BACKBONE_NAMES)}), not to --model {config.model or 'planned'}")
-    return ModelSource("builtin", config.model)
+                         f"{'|'.join(BACKBONE_NAMES)}), not to --model "
+                         f"{config.model.network or 'planned'}")
+    return ModelSource("builtin", config.model.network)
 
 
 def check_model(params, image_shape, classes: int) -> None:

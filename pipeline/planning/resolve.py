@@ -12,7 +12,7 @@ from components.image_example_gen.span_window import resolve as resolve_window
 from components.image_example_gen import spans
 from components.image_example_gen.readers.formats import list_dataset
 from components.image_example_gen.span_store import class_union
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 from pipeline.planning.data_facts import data_facts, split_sizes
 from pipeline.planning.memory import MemoryEstimate, check_fits, estimate, memory_limit
 from pipeline.planning.model_source import check_model, read_source
@@ -44,11 +44,11 @@ def read_data_facts(config: PipelineConfig) -> DataFacts:
     facts are its window's (window_facts).
     """
     options = config.ingest_options()
-    if spans.is_pattern(config.data):
-        return window_facts(config.data, options)
-    listing = list_dataset(config.data, options)
-    check_classes(config.data, listing.classes)
-    return data_facts(config.data, listing, options)
+    if spans.is_pattern(config.ingest.data):
+        return window_facts(config.ingest.data, options)
+    listing = list_dataset(config.ingest.data, options)
+    check_classes(config.ingest.data, listing.classes)
+    return data_facts(config.ingest.data, listing, options)
 
 
 def window_facts(pattern: str, options) -> DataFacts:
@@ -69,7 +69,7 @@ def window_facts(pattern: str, options) -> DataFacts:
 
 def detect_hardware(config: PipelineConfig) -> str:
     """'tpu' with --tpu, else 'gpu' if TensorFlow sees one, else 'cpu'."""
-    if config.tpu:
+    if config.cluster.tpu:
         return "tpu"
     import tensorflow as tf
     return "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
@@ -89,7 +89,7 @@ def resolve_plan(config: PipelineConfig, hardware: Optional[str] = None,
     limit = limit or memory_limit()
     plan = make_plan(config, facts, hardware or detect_hardware(config), limit, source)
     c = plan.config
-    check_model(plan.trainer_params(), (c.image_size, c.image_size, c.channels),
+    check_model(plan.trainer_params(), (c.model.image_size, c.model.image_size, c.model.channels),
                 plan.facts.classes or 2)
     found = estimate(plan, plan.facts.classes or 2, limit)
     check_fits(found, plan)

@@ -1,6 +1,6 @@
 """The training plan's rules: every number the planner decides with, and nothing else.
 
-pipeline/planning/plan.py applies them; pipeline/config.py holds the settings
+pipeline/planning/plan.py applies them; settings/config.py holds the settings
 a user can give instead. Values that a stage needs at run time (the epoch
 rule for TFRecords, whose size is known only then; the decode cache's disk
 headroom) reach it through TrainerParams, so modules/ defines none.
@@ -9,12 +9,12 @@ headroom) reach it through TrainerParams, so modules/ defines none.
 # report names the same remedy the plan applies.
 from components.image_example_gen.data_health.imbalance import IMBALANCE_RATIO  # noqa: F401
 
-# Small grayscale images at most this side get the cnn, and it never trains
-# larger: its Flatten->Dense layer grows with the square of the side.
-CNN_MAX_SIDE = 64
-# The photo model's largest side per hardware: a CPU epoch costs about the
-# square of the side (docs/training.md has the measured trade-off).
-PHOTO_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 192, "tpu": 224}
+# Each network's own defaults (learning rate, augmentation, accuracy threshold, input
+# side, the cnn's small-set rules) are its entry in modules/network_registry.py, so that
+# adding a network touches that file alone. The data's own network: small grayscale
+# images at most the cnn's largest side get the cnn, others the photo model.
+from modules.network_registry import CNN_MAX_SIDE  # noqa: F401
+
 WARMUP_EPOCHS = 1.0  # linear learning-rate warmup before the cosine decay
 # Decoded splits up to this size (and this share of the memory limit) stay
 # in memory after the first epoch; larger ones are cached in a file.
@@ -24,70 +24,11 @@ DECODE_CACHE_SHARE = 8
 # machine type gives it: sizes its decode cache (the cluster is not this machine).
 COMPILED_TRAINER_MEMORY = 8 << 30
 
-_THRESHOLD_CNN = ("a working cnn training lands well above it on digits, a failed one "
-                  "well below (docs/training.md)")
-_THRESHOLD_PHOTO = ("a photo model trained from scratch on a few thousand photos lands "
-                    "above it, a failed one below; many or hard classes may need "
-                    "--accuracy-threshold (docs/training.md)")
 # Batch per replica: the largest of these (multiples of 8, as TPUs need) that
 # still gives an epoch MIN_STEPS_PER_EPOCH steps; a few hundred images at 64
 # would make a handful of steps an epoch, too few for warmup or early stopping.
 BATCH_SIZES = (64, 32, 16, 8)
 MIN_STEPS_PER_EPOCH = 10
-# The cnn's pad-and-crop augmentation only up to this many train images: above,
-# the cnn underfit in its planned epochs with it (train accuracy below eval
-# accuracy on Fashion-MNIST's 60,000; docs/training.md).
-CNN_CROP_MAX_TRAIN = 20_000
-# Up to that many train images the cnn is half as wide: on the bundled digits
-# it scored within an eval image of the full width at half the time an epoch.
-# Fewer epochs instead, or a higher rate, cost about a point (docs/training.md).
-CNN_SMALL_WIDTH = 0.5
-# Early stopping reads the eval split's val_loss and keeps the best epoch's weights,
-# so the eval accuracy it ships is of an epoch chosen on the very images it is
-# scored on: no plan turns it on.
-_CHOSEN_ON_EVAL = ("off: the eval split's val_loss would choose the epoch that the eval "
-                   "accuracy then reports")
-# Per planned training setting: (value, why) for the cnn, then for the photo model.
-_PLAN_ROWS = (
-    ("learning_rate", (1e-3, "Adam's usual 1e-3 for the cnn"),
-     (2e-3, "2e-3 peak for the photo model (batch norm tolerates it)")),
-    ("early_stopping_patience", (0, f"{_CHOSEN_ON_EVAL}; on the digits and Fashion-MNIST "
-                                 "the schedule's last epoch scored as well as or better "
-                                 "than stopping early (docs/training.md)"),
-     (0, f"{_CHOSEN_ON_EVAL}; on flowers the whole schedule scored within the noise "
-         "of stopping early (docs/training.md)")),
-    ("label_smoothing", (0.0, "none for the cnn"), (0.1, "0.1: photos' labels are noisy")),
-    ("augment_crop", (2, "digits and scans: shift by up to 2 px"),
-     (0, "resized crops instead")),
-    ("augment_rotate", (15.0, "digits and scans: rotate by up to 15 degrees and zoom by up "
-                        "to 10%, with the shift, in one warp: on the digits it scored "
-                        "about a point above pad-and-crop alone (docs/training.md)"),
-     (0.0, "resized crops instead")),
-    ("augment_scale", (0.0, "no resized crops for digits"),
-     (0.25, "photos: random resized crops keeping >= 25% of the area")),
-    ("augment_flip", (False, "no flips: digits and text are not mirror-symmetric"),
-     (True, "photos are mirror-symmetric")),
-    ("test_flip", (False, "off: digits and text are not mirror-symmetric"),
-     (True, "photos are mirror-symmetric; on a validation split carved from flowers' "
-            "train split it raised each of four models, +1.7 points on the plan's "
-            "(docs/results/2026-11-29-choices-on-validation.md)")),
-    ("augment_color", (0.0, "no colour change for grayscale digits"),
-     (0.2, "photos: brightness/contrast up to 20%")),
-    ("accuracy_threshold", (0.9, _THRESHOLD_CNN), (0.7, _THRESHOLD_PHOTO)),
-)
-PLAN_DEFAULTS = {"cnn": {name: cnn for name, cnn, _ in _PLAN_ROWS},
-                 "photo": {name: photo for name, _, photo in _PLAN_ROWS}}
-PLAN_DEFAULTS["resnet"] = PLAN_DEFAULTS["photo"]
-PLAN_DEFAULTS["backbone"] = {
-    **PLAN_DEFAULTS["photo"],
-    "learning_rate": (1e-3, "Adam's 1e-3 for the new head; fine-tuning runs at "
-                      "FINE_TUNE_LR_FACTOR of it"),
-    "early_stopping_patience": (0, f"{_CHOSEN_ON_EVAL}; each phase trains its whole "
-                                "schedule"),
-    "accuracy_threshold": (0.8, "pretrained backbones fine-tuned on a few thousand photos "
-                           "land well above it (TensorFlow's tutorials: 90-98%); a "
-                           "failed load or fine-tune lands below"),
-}
 # Pretrained backbones (--weights imagenet or a file): a first phase trains the
 # new head alone for this share of the epochs, then the backbone's top blocks
 # train too, at this fraction of the learning rate (a tenth, as TensorFlow's
@@ -96,8 +37,6 @@ FINE_TUNE_HEAD_SHARE = 1 / 3
 FINE_TUNE_LR_FACTOR = 0.1
 # Pretrained features need far fewer passes than training from scratch.
 FINE_TUNE_MAX_EPOCHS = 12
-# A backbone's largest side per hardware (ImageNet weights exist for 96-224 px).
-BACKBONE_SIZE_BY_HARDWARE = {"cpu": 128, "gpu": 224, "tpu": 224}
 # Training must fit in this share of the memory limit; the rest is headroom
 # for TensorFlow's allocator and other processes.
 MEMORY_SHARE = 0.8

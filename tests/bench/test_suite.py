@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
+from tests.support.paths import REPO
+
 pytestmark = pytest.mark.slow
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +16,7 @@ def results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench-results")
     temp = tmp_path_factory.mktemp("bench-tmp")
     run = subprocess.run([sys.executable, "-W", "ignore", "-m", "bench.suite", "--quick"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                         cwd=REPO, capture_output=True, text=True, timeout=1200,
                          # TMPDIR: the scaling bench's datasets go with the test's folder.
                          env=dict(os.environ, IMAGEPIPE_BENCH_RESULTS=str(folder),
                                   TMPDIR=str(temp), TF_CPP_MIN_LOG_LEVEL="3"))

@@ -8,8 +8,8 @@ import tensorflow_transform.beam as tft_beam
 from PIL import Image
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
-from components.common.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
-from components.common.images import decode_images
+from core.contract import IMAGE_KEY, IMAGE_XF, LABEL_KEY, LABEL_XF
+from core.images import decode_images
 from modules.params import TransformParams
 from modules.preprocessing import preprocessing_fn
 

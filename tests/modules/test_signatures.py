@@ -8,10 +8,10 @@ import tensorflow as tf
 import tf_keras as keras
 from PIL import Image
 
-from components.common.contract import IMAGE_KEY
 from modules.networks.small import build_cnn
 from modules.signatures import export
 from modules.training.input_pipeline import make_dataset
+from tests.support.examples import image_example
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -25,9 +25,7 @@ def _export(model, transformed, tmp_path, test_flip=False, name="model"):
 
 
 def _examples(paths):
-    return [tf.train.Example(features=tf.train.Features(feature={
-        IMAGE_KEY: tf.train.Feature(bytes_list=tf.train.BytesList(value=[p.read_bytes()]))
-    })).SerializeToString() for p in paths]
+    return [image_example(p.read_bytes()) for p in paths]
 
 
 def test_training_and_serving_image_give_the_same_tensor(transformed, tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import tf_keras as keras
 from tfx import v1 as tfx
 
-from modules.data.decode_cache import MEMORY
+from modules.training.decode_cache import MEMORY
 from modules.networks.keras_model import compile_model
 from modules.networks.small import build_cnn
 from modules.training.callbacks import SparseBackup, backup_dir
@@ -94,7 +94,7 @@ def _epochs(dataset, batches):
 
 
 def test_a_cached_split_is_decoded_once_and_reshuffled_every_epoch(transformed):
-    from components.common.contract import read_ingest_report
+    from core.contract import read_ingest_report
     from modules.training.input_pipeline import make_dataset
     count = read_ingest_report(transformed.examples_dir)["splits"]["train"]
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 1)
@@ -137,7 +137,7 @@ def _ops(dataset):
 
 def test_a_split_over_the_memory_budget_is_cached_in_a_file_then_removed(transformed, tmp_path):
     from modules.training import input_pipeline as trainer
-    from modules.data.decode_cache import plan_caches, remove_caches
+    from modules.training.decode_cache import plan_caches, remove_caches
     args = (transformed.files["train"], transformed.data_accessor, transformed.tft_output, 2)
     with remove_caches(str(tmp_path / "cache")) as cache_dir:
         caches = plan_caches({"train": 7}, [8, 8, 3], budget=1, cache_dir=cache_dir,
@@ -211,7 +211,7 @@ def test_early_stopping_stops_and_restores_the_best_epochs_weights(tmp_path):
 
 
 def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_path):
-    from modules.data.decode_cache import MEMORY, free_disk_bytes, plan_caches
+    from modules.training.decode_cache import MEMORY, free_disk_bytes, plan_caches
     from pipeline.planning.rules import DISK_HEADROOM
     free = free_disk_bytes(str(tmp_path / "cache"))  # not created yet: its parent's disk
     image = 64 * 64 * 3 * 4
@@ -227,7 +227,7 @@ def test_a_split_too_large_for_the_free_disk_streams_instead_of_filling_it(tmp_p
 
 
 def test_the_cache_folder_and_its_empty_parent_are_removed_afterwards(tmp_path):
-    from modules.data.decode_cache import remove_caches
+    from modules.training.decode_cache import remove_caches
     with remove_caches(str(tmp_path / ".decode_cache" / "7")):
         (tmp_path / ".decode_cache" / "7" / "train.index").write_text("x")
         with remove_caches(str(tmp_path / ".decode_cache" / "8")):

@@ -4,8 +4,8 @@ import json
 import pytest
 
 from modules.params import TrainerParams
-from pipeline.config import PipelineConfig
-from components.common.contract import COMPONENT_IDS
+from settings.config import PipelineConfig
+from core.contract import COMPONENT_IDS
 from pipeline.dag import create_components, create_pipeline, eval_config
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning.plan import make_plan
@@ -19,8 +19,8 @@ def planned(config, facts=DIGITS):
 
 @pytest.fixture
 def config(tmp_path):
-    return PipelineConfig(data=str(tmp_path / "d"), output=str(tmp_path / "o"),
-                          train_steps=123, accuracy_threshold=0.7, baseline_tolerance=0.02)
+    return PipelineConfig.from_values(data=str(tmp_path / "d"), output=str(tmp_path / "o"),
+                                      train_steps=123, accuracy_threshold=0.7, baseline_tolerance=0.02)
 
 
 def test_components_are_the_nine_stages_in_order(config):
@@ -110,9 +110,9 @@ def test_the_evaluator_takes_statistics_gens_output_for_the_monitoring_reference
 
 def test_pipeline_writes_everything_under_output(config):
     pipeline = create_pipeline(planned(config), [])
-    assert pipeline.pipeline_info.pipeline_root == config.output + "/tfx"
+    assert pipeline.pipeline_info.pipeline_root == config.run.output + "/tfx"
     pusher = {c.id: c for c in pipeline.components}["Pusher"]
-    assert config.output + "/serving/imagepipe" in pusher.exec_properties["push_destination"]
+    assert config.run.output + "/serving/imagepipe" in pusher.exec_properties["push_destination"]
 
 
 def test_example_gen_carries_the_reader_options(config):
@@ -125,7 +125,7 @@ def test_release_stages_carry_their_typed_settings(config):
     nodes = {c.id: c for c in create_components(planned(config))}
     tflite = nodes["TFLiteConverter"].exec_properties
     assert (tflite["quantize"], tflite["parity_tolerance"]) == ("int8", 0.01)
-    assert nodes["Pusher"].exec_properties["tflite_dir"] == config.output + "/tflite/imagepipe"
+    assert nodes["Pusher"].exec_properties["tflite_dir"] == config.run.output + "/tflite/imagepipe"
     assert nodes["InfraValidator"].exec_properties["warmup_batch_sizes"] == "8,32"
     assert nodes["ModelCardGenerator"].exec_properties["model_name"] == "imagepipe"
 

@@ -2,12 +2,11 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+from tests.support.paths import IMAGEPIPE
 
 
 class Run:
@@ -18,7 +17,7 @@ class Run:
         # Its own TMPDIR: what a SIGKILLed run leaves in temp (Beam's, the Pusher's
         # staging) goes with the test's tmp_path instead of piling up in /tmp.
         env = dict(os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {}))
-        self.process = subprocess.Popen([SCRIPT, "run", *args], stdout=subprocess.PIPE,
+        self.process = subprocess.Popen([str(IMAGEPIPE), "run", *args], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, bufsize=1,
                                         start_new_session=True, env=env)
         self.lines = []

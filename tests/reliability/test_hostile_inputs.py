@@ -13,16 +13,13 @@ import zlib
 import numpy as np
 import pytest
 
-from pipeline import cli
+from tests.support.cli import main_in_process
 
 pytestmark = pytest.mark.slow
 
 
 def _main(capsys, *argv):
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as e:  # argparse and config errors exit through the parser
-        code = e.code
+    code = main_in_process(*argv)
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err

@@ -9,19 +9,15 @@ training resumes from its checkpoint, not from epoch 1.
 """
 import json
 import os
-import pathlib
 import shutil
-import subprocess
-
-import sys
 
 import pytest
 import tensorflow as tf
 
+from tests.support.cli import imagepipe
+from tests.support.paths import MNIST_PNG
 
 pytestmark = pytest.mark.slow
-SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
-MNIST_PNG = pathlib.Path(__file__).resolve().parents[2] / "data" / "mnist_1k" / "png"
 PRE_TRAINER = ["ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator", "Transform"]
 
 
@@ -37,10 +33,7 @@ def _epochs(lines):
 
 
 def _runs_listed(out) -> list:
-    result = subprocess.run([SCRIPT, "runs", "--output", str(out)], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout.splitlines()[1:]
+    return imagepipe("runs", "--output", out, timeout=300, check=True).stdout.splitlines()[1:]
 
 
 def _assert_only_complete_versions(out):

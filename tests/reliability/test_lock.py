@@ -6,10 +6,9 @@ import time
 
 import pytest
 
-from pipeline.errors import UsageError
+from core.errors import UsageError
 from pipeline.local.lock import output_lock
-
-SCRIPT = os.path.join(os.path.dirname(sys.executable), "imagepipe")
+from tests.support.cli import imagepipe
 
 
 def test_a_held_lock_refuses_and_a_released_one_is_taken(tmp_path):
@@ -31,8 +30,7 @@ def test_a_concurrent_run_is_refused_at_once_then_a_killed_runs_lock_is_free(
     line = next(line for line in first.process.stdout if line.startswith("start "))
     assert line.startswith("start     ImageExampleGen")
     began = time.time()
-    second = subprocess.run([SCRIPT, "run", "--data", str(mnist_subset), "--output", str(out)],
-                            capture_output=True, text=True, timeout=120)
+    second = imagepipe("run", "--data", mnist_subset, "--output", out, timeout=120)
     assert second.returncode == 2 and time.time() - began < 30
     assert f"another imagepipe run is using it (pid {first.process.pid}" in second.stderr
     assert "Traceback" not in second.stderr

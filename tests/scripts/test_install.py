@@ -1,14 +1,14 @@
 """scripts/install.sh: refuses the wrong Python, and is a no-op on a complete .venv."""
 import os
-import pathlib
 import subprocess
 import time
 
 import pytest
 
+from tests.support.paths import IMAGEPIPE, PYTHON, REPO
+
 pytestmark = pytest.mark.integration  # runs scripts/install.sh
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 INSTALL = REPO / "scripts" / "install.sh"
 
 
@@ -43,10 +43,10 @@ def test_complete_venv_makes_install_a_fast_no_op():
 def test_the_command_starts_without_resolving_the_dependency_tree():
     # A legacy `setup.py develop` script sets __requires__, and pkg_resources
     # (imported by TensorFlow) then resolves every dependency: 3.1 s per command.
-    script = (REPO / ".venv" / "bin" / "imagepipe").read_text()
-    assert "from pipeline.cli import console_main" in script and "__requires__" not in script
+    script = IMAGEPIPE.read_text()
+    assert "from cli.main import console_main" in script and "__requires__" not in script
     check = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "python"), "-c",
+        [str(PYTHON), "-c",
          "import pipeline, components, modules, sys; "
          "print(all(m.__file__.startswith(sys.argv[1]) for m in (pipeline, components, modules)))",
          str(REPO)], capture_output=True, text=True, timeout=60, cwd="/")

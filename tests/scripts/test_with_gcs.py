@@ -12,16 +12,12 @@ from typing import Optional
 
 import pytest
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.geteuid() != 0,
-                       reason="needs root: scripts/with_gcs.sh creates a network namespace"),
-]
+from tests.support.gcs_harness import NEEDS_ROOT
+from tests.support.paths import PYTHON, REPO, TESTS, WITH_GCS
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "with_gcs.sh"
-CHECKS = pathlib.Path(__file__).resolve().parent / "gcs_checks.py"
-PYTHON = REPO / ".venv" / "bin" / "python"
+pytestmark = [pytest.mark.integration, NEEDS_ROOT]
+
+CHECKS = TESTS / "scripts" / "gcs_checks.py"
 RESULT_PREFIX = "GCS_CHECK "  # gcs_checks.RESULT_PREFIX; test modules do not import each other
 TIME_LIMIT_S = 240
 
@@ -34,7 +30,7 @@ def with_gcs(*args: str, tmp: pathlib.Path,
     hung run leaves no server behind.
     """
     return subprocess.run(
-        ["timeout", str(TIME_LIMIT_S), "bash", str(SCRIPT), *args], cwd=REPO, text=True,
+        ["timeout", str(TIME_LIMIT_S), "bash", str(WITH_GCS), *args], cwd=REPO, text=True,
         capture_output=True, stdin=subprocess.DEVNULL,
         env={**os.environ, "TMPDIR": str(tmp), **(env or {})})
 
@@ -130,7 +126,7 @@ def test_seeded_objects_are_served_from_extra_buckets(tmp_path):
 def test_a_missing_server_binary_names_the_install(tmp_path):
     # A checkout whose .venv lacks the wheel: the binary lookup finds nothing.
     (tmp_path / "scripts").mkdir()
-    shutil.copy(SCRIPT, tmp_path / "scripts")
+    shutil.copy(WITH_GCS, tmp_path / "scripts")
     python = tmp_path / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text("#!/bin/sh\nexit 1\n")
@@ -146,5 +142,5 @@ def test_a_missing_server_binary_names_the_install(tmp_path):
 def test_non_root_is_refused_clearly(tmp_path):
     result = subprocess.run(
         ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
-         "bash", str(SCRIPT), "--", "true"], capture_output=True, text=True, cwd=REPO)
+         "bash", str(WITH_GCS), "--", "true"], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2 and "needs root for unshare" in result.stderr

@@ -18,8 +18,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from components.common.contract import AUDIT_DIR, AUDIT_FILE, ingest_report
-from components.common.intervals import wilson, wilson_of
+from core.contract import AUDIT_DIR, AUDIT_FILE, ingest_report
+from core.intervals import wilson, wilson_of
 from components.image_evaluator.settings import AuditSettings
 from components.image_evaluator.audit import render
 from components.image_evaluator.audit.classifier import (Classifier, decode, load_classifier,
@@ -32,7 +32,7 @@ from components.image_evaluator.audit.robustness import accuracy, examples_for, 
 from components.image_evaluator.audit.saliency import choose_images, saliency_maps
 from components.image_evaluator.audit.slice_gap import ByFeature, slice_gap
 from components.image_evaluator.audit.suspects import METHOD, TOP, find_suspects
-from components.common.storage import files
+from core.storage import files
 
 PICTURES = "pictures"  # the audit dict's key for its PNGs, popped by write_audit
 PREDICTIONS = "predictions"  # the audit dict's key for its EvalPredictions, left out too

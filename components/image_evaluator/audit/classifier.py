@@ -11,10 +11,10 @@ import numpy as np
 import tensorflow as tf
 from tfx.utils import path_utils
 
-from components.common.contract import PIXELS_INPUT, PROBABILITIES, SERVING_TENSOR
-from components.common.images import pixel_decoder
+from core.contract import PIXELS_INPUT, PROBABILITIES, SERVING_TENSOR
+from core.images import pixel_decoder
 from components.image_evaluator.audit.signature import CLASS_ID_INPUT, SERVING_GRADCAM
-from components.common.storage import files
+from core.storage import files
 
 BATCH = 64  # images per call: bounds the memory of 224 px photos
 # Images per gradient call: the backward pass keeps every activation, and a model served

@@ -7,9 +7,9 @@ import numpy as np
 import tensorflow as tf
 from tfx.utils import path_utils
 
-from components.common.contract import (ASSETS_EXTRA, EVAL, FILENAME_KEY, IMAGE_KEY, LABELS_FILE,
-                                        LABEL_KEY, read_labels, split_dir, split_size)
-from components.common.storage import files
+from core.contract import (ASSETS_EXTRA, EVAL, FILENAME_KEY, IMAGE_KEY, LABELS_FILE,
+                           LABEL_KEY, read_labels, split_dir, split_size)
+from core.storage import files
 
 # Eval examples audited, spread evenly over the split: predicting a larger photo
 # split twice (TFMA already did once) would double the Evaluator's time.

@@ -1,12 +1,12 @@
 """The audit's blessing gates: a figure past its limit blocks the blessing.
 
-Every gate compares through components/common/limits.py: a figure that is a count
+Every gate compares through core/limits.py: a figure that is a count
 ratio (k of n images right) is the exact fraction, the limit is the decimal typed,
 and a figure equal to a lower bound passes, one equal to an upper bound does not fail.
 """
 from typing import Dict, List, Optional, Tuple
 
-from components.common import limits
+from core import limits
 from components.image_evaluator.settings import AuditSettings
 
 # The share of eval images right, recovered as a count: TFMA's float32 accuracy times its

@@ -7,7 +7,7 @@ from typing import Iterable, Optional, Set
 
 import numpy as np
 
-from components.common.contract import DATA_HEALTH_KEY
+from core.contract import DATA_HEALTH_KEY
 
 
 def leaked_paths(report: dict) -> Optional[Set[str]]:

@@ -2,7 +2,7 @@
 
 TFMA scores both models on the eval split but keeps only their totals; whether
 the two models got the *same* images right is what makes the difference of
-their accuracies precise (components/common/intervals.py paired_difference),
+their accuracies precise (core/intervals.py paired_difference),
 so the audit predicts the baseline once on the images it already predicted
 the candidate on: one more forward pass, only when there is a baseline.
 """
@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from components.common.intervals import CONFIDENCE, paired_difference
+from core.intervals import CONFIDENCE, paired_difference
 from components.image_evaluator.audit.classifier import load_classifier, predict_encoded
 
 METHOD = "Newcombe hybrid score interval for paired proportions (Newcombe 1998, method 10)"

@@ -4,7 +4,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from components.common.storage import files
+from core.storage import files
 
 THUMBNAIL = 96  # px, the longer side of a suspect's thumbnail
 OVERLAY = 160  # px, at least, for a saliency overlay: 28 px maps are unreadable

@@ -1,6 +1,6 @@
 """The accuracy gap between the whole eval split and its worst slice (TFMA's figures).
 
-Every slice's accuracy carries its 95% Wilson interval (components/common/intervals.py).
+Every slice's accuracy carries its 95% Wilson interval (core/intervals.py).
 The rule: a slice with fewer than MIN_SLICE_EXAMPLES eval images is listed but not
 judged; each larger one is judged by the *upper* bound of its interval, so a slice
 counts as worse than the whole only as far as it is convincingly worse.
@@ -10,7 +10,7 @@ point gap to the least accurate judged slice (`worst`), as the report shows it.
 """
 from typing import Dict, Optional
 
-from components.common.intervals import CONFIDENCE, wilson_of
+from core.intervals import CONFIDENCE, wilson_of
 
 # A slice with fewer eval images is reported but not judged: with an interval 0.3 wide
 # at 20 images, and one slice in a few dozen below its bound by chance, a smaller one

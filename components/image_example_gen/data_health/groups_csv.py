@@ -8,7 +8,7 @@ import hashlib
 import io
 from typing import Collection, Dict, Optional
 
-from components.common.storage import files
+from core.storage import files
 
 _HEADER = ["path", "group"]
 

@@ -2,7 +2,7 @@
 import collections
 from typing import Dict, List, Optional
 
-from components.common.contract import EVAL, TRAIN
+from core.contract import EVAL, TRAIN
 from components.image_example_gen.data_health.groups import HealthItem, NearLists, near_lists
 
 

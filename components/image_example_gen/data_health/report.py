@@ -4,7 +4,7 @@ import contextlib
 import gc
 from typing import Dict, List, Optional, Set, Tuple
 
-from components.common.contract import EVAL
+from core.contract import EVAL
 from components.image_example_gen.data_health.groups import (Group, HealthItem, NearLists,
                                                              duplicate_groups, is_conflict,
                                                              near_lists)

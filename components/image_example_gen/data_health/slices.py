@@ -7,7 +7,7 @@ sources: thumbnails and MNIST-like data (<= 64 px), small web images
 """
 from typing import Dict, Optional
 
-from components.common.contract import ASPECT_SLICE_KEY, COLOR_SLICE_KEY, GROUP_KEY, SIZE_SLICE_KEY
+from core.contract import ASPECT_SLICE_KEY, COLOR_SLICE_KEY, GROUP_KEY, SIZE_SLICE_KEY
 
 # (largest longer side, name) in increasing order; larger images are ">1024px".
 SIZE_BUCKETS = ((64, "<=64px"), (256, "65-256px"), (1024, "257-1024px"))

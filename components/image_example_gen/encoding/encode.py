@@ -23,9 +23,9 @@ from PIL import Image, ImageChops, UnidentifiedImageError
 from components.image_example_gen.data_health import hashing
 from components.image_example_gen.data_health.slices import slice_features
 from components.image_example_gen.encoding.example_wire import serialize_example
-from components.common.contract import (BRIGHTNESS_KEY, CHANNELS_KEY, CLASS_TEXT_KEY,
-                                        FILENAME_KEY, FORMAT_KEY, HEIGHT_KEY, IMAGE_KEY,
-                                        LABEL_KEY, SPLITS, WIDTH_KEY)
+from core.contract import (BRIGHTNESS_KEY, CHANNELS_KEY, CLASS_TEXT_KEY,
+                           FILENAME_KEY, FORMAT_KEY, HEIGHT_KEY, IMAGE_KEY,
+                           LABEL_KEY, SPLITS, WIDTH_KEY)
 from components.image_example_gen.options import split_index
 
 # Formats kept byte-for-byte; anything else is re-encoded losslessly as PNG,

@@ -6,7 +6,7 @@ stages (TFX's WriteSplit adds a Reshuffle of every record) cost more than
 encoding them did (measured: docs/performance.md). Each file is written under
 a temporary name and renamed once the whole shard is written, so a failed or
 retried shard never leaves a partial file under a final name. Files go
-through components/common/storage, which writes local ones with the standard
+through core/storage, which writes local ones with the standard
 library, so encoding workers need not import Beam or TensorFlow (slow).
 """
 import collections
@@ -19,7 +19,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import google_crc32c
 
 from components.image_example_gen.encoding.encode import Encoded, Fact
-from components.common.storage import files
+from core.storage import files
 
 
 def _masked_crc(data: bytes) -> int:
@@ -62,12 +62,12 @@ class _Gzip:
 
 
 def _create(path: str) -> _Gzip:
-    """A gzipped file at `path`, through components/common/storage; a local folder is made first.
+    """A gzipped file at `path`, through core/storage; a local folder is made first.
 
     Remote files are written with TensorFlow's file client, whose uploads retry on HTTP 503
     and reset connections (Beam's FileSystems, over google-cloud-storage, does
     not retry an upload without a generation precondition), and committed by
-    renaming each object, retried by components/common/storage.
+    renaming each object, retried by core/storage.
     """
     if not files.is_remote(path):  # an object store has no folders to make
         os.makedirs(os.path.dirname(path), exist_ok=True)

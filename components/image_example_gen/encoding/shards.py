@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Tuple
 from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
 from components.image_example_gen.readers.tfrecords import RecordFile
-from components.common.storage import files
+from core.storage import files
 
 # Image files per shard, at most: one Beam element, and one output file per split.
 SHARD_FILES = 512

@@ -12,9 +12,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from components.common.contract import EVAL, TRAIN
+from core.contract import EVAL, TRAIN
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
-from components.common.storage import files
+from core.storage import files
 
 CHUNK = 10_000
 # IDX type codes (third magic byte) and their big-endian dtypes.
@@ -38,7 +38,7 @@ class ArrayChunk:
 
 
 def _read_bytes(path: str) -> bytes:
-    """The file's bytes, gunzipped if gzipped; local or remote (components/common/storage)."""
+    """The file's bytes, gunzipped if gzipped; local or remote (core/storage)."""
     data = files.read_bytes(path)
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 

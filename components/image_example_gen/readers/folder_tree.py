@@ -1,6 +1,6 @@
 """List a class-per-folder image tree: which files are images of which class.
 
-Pure file-system logic through components/common/storage (no TensorFlow for local
+Pure file-system logic through core/storage (no TensorFlow for local
 trees; one listing call per folder on a bucket): the executor calls it once
 on the launcher, before Beam starts, so the label vocabulary is fixed for
 all splits and workers.
@@ -9,8 +9,8 @@ import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
-from components.common.contract import EVAL, TRAIN
-from components.common.storage import files
+from core.contract import EVAL, TRAIN
+from core.storage import files
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
 TRAIN_DIR = "train"

@@ -2,7 +2,7 @@
 import os
 from typing import Optional
 
-from components.common.contract import TRAIN
+from core.contract import TRAIN
 from components.image_example_gen.data_health.groups_csv import read_groups
 from components.image_example_gen.readers.arrays import ArrayPaths, list_idx, list_npz
 from components.image_example_gen.readers.folder_tree import (
@@ -13,7 +13,7 @@ from components.image_example_gen.readers.folder_tree import (
 )
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import list_tfrecord
-from components.common.storage import files
+from core.storage import files
 
 
 def detect_format(root: str) -> str:

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing, split_dirs
 from components.image_example_gen.options import IngestOptions
-from components.common.storage import files
+from core.storage import files
 
 
 @dataclasses.dataclass(frozen=True)

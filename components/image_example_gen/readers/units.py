@@ -19,7 +19,7 @@ from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, 
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
-from components.common.storage import files
+from core.storage import files
 
 SplitOf = Callable[[str], str]
 Groups = Dict[str, str]  # --groups: relpath -> group
@@ -33,7 +33,7 @@ def read_file_job(unit: ImageFile, root: str, classes: List[str], options: Inges
     """What encode.encode_files needs to encode one image file.
 
     A local file is read by whoever encodes it; a remote one (gs://...) is
-    read here, through components/common/storage, since encoders do not import TensorFlow.
+    read here, through core/storage, since encoders do not import TensorFlow.
     """
     job = encode.local_file_job(root, unit.relpath, unit.label, unit.split, classes,
                                 options.buckets)._replace(group=(groups or {}).get(unit.relpath))

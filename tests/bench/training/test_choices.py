@@ -4,8 +4,8 @@ from PIL import Image
 
 from bench.training.choices import (TRAIN, VALIDATION, VALIDATION_PERCENT, carve, carve_items,
                                     lay_out, run_items, validation_bucket)
-from components.common.contract import EVAL
-from components.common.contract import TRAIN as RUN_TRAIN
+from core.contract import EVAL
+from core.contract import TRAIN as RUN_TRAIN
 from components.image_example_gen.data_health.groups import HealthItem
 from components.image_example_gen.options import split_index
 from components.image_example_gen.readers.folder_tree import list_class_folders

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from components.common.contract import (INGEST_REPORT_FILE, NEWEST_SPAN_SPLIT,
-                                        PREVIOUS_SPAN_SPLIT)
+from core.contract import (INGEST_REPORT_FILE, NEWEST_SPAN_SPLIT,
+                           PREVIOUS_SPAN_SPLIT)
 
 PER_SPLIT = 40
 
@@ -80,8 +80,8 @@ def run_statistics_gen(examples, uri: str, tmp_dir: str):
     from tfx.components.statistics_gen import executor as statistics_gen
     from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
     from tfx.types import standard_artifacts, standard_component_specs as keys
-    from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
-    from pipeline.config import LOCAL_BEAM_ARGS
+    from core.beam_deps import LOCAL_SETUP_FILE, with_setup_file
+    from settings.config import LOCAL_BEAM_ARGS
     statistics = standard_artifacts.ExampleStatistics()
     statistics.uri = uri
     context = BaseBeamExecutor.Context(

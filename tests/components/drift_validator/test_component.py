@@ -4,8 +4,8 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
 from tfx.types import standard_artifacts
 
-from components.common.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
-                                        HEIGHT_KEY, WIDTH_KEY)
+from core.contract import (BRIGHTNESS_KEY, CLASS_TEXT_KEY, COLOR_SLICE_KEY,
+                           HEIGHT_KEY, WIDTH_KEY)
 from components.drift_validator.comparators import validator_config
 from components.drift_validator.component import ImageDistributionValidator
 from components.drift_validator.judge import NOT_SPANS, why_not_compared
@@ -56,7 +56,7 @@ def test_why_not_compared():
 
 def test_thresholds_are_numbers_at_least_zero():
     for bad in (-0.1, float("inf"), "0.2", None):
-        with pytest.raises(ValueError, match="drift threshold size"):
+        with pytest.raises(ValueError, match="--drift-size must be a finite number >= 0"):
             DriftSettings(label=0.1, brightness=0.1, size=bad, grayscale=0.1)
 
 

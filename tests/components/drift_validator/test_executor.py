@@ -7,9 +7,9 @@ import os
 import pytest
 from tfx.types import standard_artifacts, standard_component_specs as keys
 
-from components.common.contract import (DRIFT_VERDICT_PROPERTY, INGEST_REPORT_FILE,
-                                        read_drift)
-from components.common.parameters import encode
+from core.contract import (DRIFT_VERDICT_PROPERTY, INGEST_REPORT_FILE,
+                           read_drift)
+from core.parameters import encode
 from components.drift_validator.executor import PAIR, Executor
 from components.drift_validator.judge import NOT_SPANS
 from components.drift_validator.settings import DriftSettings
@@ -51,7 +51,7 @@ def test_spans_alike_are_ok_and_tfx_writes_its_anomalies(profiled, tmp_path):
         assert feature["value"] is not None and feature["value"] <= feature["threshold"], name
     assert drift["features"]["label"]["value"] == 0.0  # the same class shares
     assert drift["features"]["label"]["detail"] in ("class 'cat' 0.50 -> 0.50",
-                                                   "class 'dog' 0.50 -> 0.50")
+                                                    "class 'dog' 0.50 -> 0.50")
 
 
 @pytest.mark.parametrize("newest, feature, detail, value", [

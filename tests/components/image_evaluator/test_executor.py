@@ -13,17 +13,18 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import artifact_utils, standard_artifacts, standard_component_specs as specs
 from tfx.utils import proto_utils
 
-from components.common.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, GROUP_KEY,
-                                        INGEST_REPORT_FILE, MONITOR_REFERENCE_FILE,
-                                        MONITORING_DIR, NO_BASELINE, TRAIN_STATISTICS_FILE,
-                                        VETOED_PROPERTY, read_drift)
-from components.common.contract import (ACCURACY_PROPERTY, DATA_HEALTH_KEY, FILENAME_KEY,
-                                        JUDGED_ON_PROPERTY)
-from components.common.intervals import wilson
+from core.contract import (AUDIT_FILE, DRIFT_FILE, DRIFT_PROPERTY, GROUP_KEY,
+                           INGEST_REPORT_FILE, MONITOR_REFERENCE_FILE,
+                           MONITORING_DIR, NO_BASELINE, TRAIN_STATISTICS_FILE,
+                           VETOED_PROPERTY, read_drift)
+from core.contract import (ACCURACY_PROPERTY, DATA_HEALTH_KEY, FILENAME_KEY,
+                           JUDGED_ON_PROPERTY)
+from core.intervals import wilson
 from components.image_evaluator import executor
 from components.image_evaluator.accuracy import overall_accuracy
 from components.image_evaluator.executor import Executor
 from components.image_evaluator.audit.audit import PREDICTIONS, EvalPredictions
+from tests.support.examples import read_split
 
 
 def _baseline(empty: int):
@@ -78,15 +79,15 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistic
               threshold=0.0, **properties):
     """The executor for real, with `threshold` (0) and no baseline, `drift` its drift
     input, `statistics` its statistics one; returns its outputs."""
-    from pipeline.beam_deps import LOCAL_SETUP_FILE, with_setup_file
-    from components.common.parameters import encode
-    from pipeline.config import LOCAL_BEAM_ARGS, PipelineConfig
+    from core.beam_deps import LOCAL_SETUP_FILE, with_setup_file
+    from core.parameters import encode
+    from settings.config import LOCAL_BEAM_ARGS, PipelineConfig
     from pipeline.dag import eval_config
     model = standard_artifacts.Model()
     model.uri = str(tmp_path / "model")
     shutil.copytree(exported_model.model_dir, os.path.join(model.uri, "Format-Serving"))
     outputs = _outputs(tmp_path)
-    config = PipelineConfig(accuracy_threshold=threshold)
+    config = PipelineConfig.from_values(accuracy_threshold=threshold)
     properties = {**encode(config.audit_settings()), **properties}  # the typed thresholds
     properties.update({specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(eval_config(config)),
                        specs.EXAMPLE_SPLITS_KEY: json.dumps(["eval"])})
@@ -104,7 +105,7 @@ def _evaluate(tmp_path, exported_model, examples_uri=None, drift=None, statistic
 
 def _drifted(uri: str, verdict: str = "drift"):
     """An ImageDistributionValidator's output holding drift.json: brightness drifted."""
-    from components.common.drift import feature_result, judged, not_compared
+    from components.drift_validator.verdict import feature_result, judged, not_compared
     anomalies = standard_artifacts.ExampleAnomalies()
     anomalies.uri = uri
     os.makedirs(uri, exist_ok=True)
@@ -170,7 +171,7 @@ def test_without_a_drift_input_nothing_is_judged_or_recorded(monkeypatch, tmp_pa
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
 @pytest.mark.parametrize("allow", [0, 1])
 def test_a_drifted_newest_span_vetoes_the_blessing_unless_allowed(tmp_path, exported_model,
-                                                                   allow):
+                                                                  allow):
     outputs = _evaluate(tmp_path, exported_model, allow_drift=allow,
                         drift=_drifted(str(tmp_path / "drift")))
     blessing = outputs[specs.BLESSING_KEY][0]
@@ -205,13 +206,6 @@ def _statistics(uri: str):
     return statistics
 
 
-def _eval_split_size(examples_uri: str) -> int:
-    import tensorflow as tf
-    folder = os.path.join(examples_uri, "Split-eval")
-    return sum(1 for _ in tf.data.TFRecordDataset(
-        [os.path.join(folder, name) for name in os.listdir(folder)], compression_type="GZIP"))
-
-
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
 def test_the_blessing_carries_the_candidates_overall_accuracy(tmp_path, exported_model):
     statistics = _statistics(str(tmp_path / "statistics"))
@@ -241,7 +235,7 @@ def test_the_blessing_carries_the_candidates_overall_accuracy(tmp_path, exported
             open(os.path.join(statistics.uri, "Split-train", "FeatureStats.pb"), "rb") as source:
         assert copied.read() == source.read()
     reference = json.loads(open(os.path.join(monitoring, MONITOR_REFERENCE_FILE)).read())
-    count = _eval_split_size(exported_model.examples_uri)
+    count = len(read_split(exported_model.examples_uri, "eval"))
     assert reference["labels"] == exported_model.labels
     assert reference["train_statistics"] == TRAIN_STATISTICS_FILE
     assert reference["eval"]["count"] == count == audit["examples"]
@@ -263,7 +257,7 @@ def _eval_split_with_groups(tmp_path, exported_model):
     """Examples whose eval split is 30 images the model gets right (group "a") and 20 it
     gets wrong (group "b"): overall accuracy 0.6, group b's 0, a slice gap of 0.6."""
     import tensorflow as tf
-    from components.common.contract import LABEL_KEY
+    from core.contract import LABEL_KEY
     examples = tmp_path / "examples"
     shutil.copytree(exported_model.examples_uri, examples)
     eval_dir = examples / "Split-eval"
@@ -290,7 +284,7 @@ def _eval_split_with_groups(tmp_path, exported_model):
 # The gate judges 0.6 overall minus the 95% upper bound of slice b's 0 of 20 (0.161): 0.439.
 @pytest.mark.parametrize("limit, blessed", [(0.4, 0), (0.5, 1)])
 def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model, limit,
-                                                        blessed):
+                                                       blessed):
     outputs = _evaluate(tmp_path, exported_model,
                         _eval_split_with_groups(tmp_path, exported_model), max_slice_gap=limit)
     blessing = outputs[specs.BLESSING_KEY][0]
@@ -308,7 +302,7 @@ def test_a_slice_gap_past_its_gate_vetoes_the_blessing(tmp_path, exported_model,
 
 @pytest.mark.integration  # TFMA scores a real SavedModel with Beam
 def test_leaked_eval_images_cannot_lift_the_accuracy_over_the_threshold(tmp_path,
-                                                                         exported_model):
+                                                                        exported_model):
     """0.6 over all 50 eval images passes 0.5; 20 of the 30 right ones have a copy in
     train, and without them the accuracy is 10/30: the model is not blessed."""
     examples = _eval_split_with_groups(tmp_path, exported_model)
@@ -336,11 +330,11 @@ def test_a_package_compiled_before_the_typed_thresholds_gets_them_from_its_eval_
     """Its eval config holds float32 bounds (as_metric_float, then for the change too); the
     audit recovers the decimals typed, not 0.800000011920929."""
     import numpy as np
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from pipeline.dag import eval_config
     from components.image_evaluator.executor import settings_of
-    config = eval_config(PipelineConfig(accuracy_threshold=threshold,
-                                        baseline_tolerance=tolerance))
+    config = eval_config(PipelineConfig.from_values(accuracy_threshold=threshold,
+                                                    baseline_tolerance=tolerance))
     change = config.metrics_specs[0].metrics[0].per_slice_thresholds[0].threshold
     change.change_threshold.absolute.value = float(np.float32(-tolerance))  # as compiled then
     old = {specs.EVAL_CONFIG_KEY: proto_utils.proto_to_json(config)}

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from components.common.contract import (MONITOR_REFERENCE_FILE, MONITORING_DIR,
-                                        TRAIN_STATISTICS_FILE, split_dir)
+from core.contract import (MONITOR_REFERENCE_FILE, MONITORING_DIR,
+                           TRAIN_STATISTICS_FILE, split_dir)
 from components.image_evaluator.monitoring_reference import (STATISTICS_FILE, build_reference,
                                                              train_statistics_file,
                                                              write_reference)
@@ -79,7 +79,7 @@ def test_statistics_are_found_where_statistics_gen_writes_them(tmp_path):
 
 def test_object_stores_get_the_same_files(tmp_path):
     """Through the storage layer (tf.io.gfile's in-memory file system stands in for gs://)."""
-    from components.common.storage import files
+    from core.storage import files
     local = _statistics(tmp_path)
     remote = "ram://monitoring-reference-test"
     source = f"{split_dir(local, 'train')}/{STATISTICS_FILE}"

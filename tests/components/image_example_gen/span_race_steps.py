@@ -1,6 +1,7 @@
 """Two ImageExampleGen executions ingesting one span at once, for test_span_race.py.
 
-    python span_race_steps.py PATTERN OUTPUT RESULTS.json [LOCAL_SPAN SPAN_URI]
+    python -m tests.components.image_example_gen.span_race_steps \
+        RESULTS.json PATTERN OUTPUT [LOCAL_SPAN SPAN_URI]    # from the repository root
 
 Each worker is a process of its own, as on two machines: it imports everything,
 says it is ready, waits for the start signal, then runs the real executor (no
@@ -19,9 +20,10 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-sys.path.insert(0, REPO)
+from tests.support.examples import example_gen_properties, read_split, run_example_gen
+from tests.support.paths import REPO
+
+MODULE = "tests.components.image_example_gen.span_race_steps"
 WORKERS = 2
 RESULT = "RESULT "  # a worker's last line: its report, as JSON
 
@@ -29,16 +31,13 @@ RESULT = "RESULT "  # a worker's last line: its report, as JSON
 def in_threads(pattern: str, output: str) -> list:
     """The executions as threads of this process, started together; their reports."""
     import threading
-    from tfx.types import standard_artifacts
-    from components.image_example_gen.executor import Executor
+    import components.image_example_gen.executor  # noqa: F401  (before the start)
     props, start = _properties(pattern, output), threading.Barrier(WORKERS)
     found = [{"code": 1} for _ in range(WORKERS)]
 
     def run(index: int) -> None:
-        examples = standard_artifacts.Examples()
-        examples.uri = f"{output}/examples/{index}"
         start.wait()
-        Executor().Do({}, {"examples": [examples]}, dict(props))
+        examples = run_example_gen(f"{output}/examples/{index}", dict(props))
         found[index] = {"code": 0, "report": _report(examples.uri),
                         "records": _records(examples.uri)}
     threads = [threading.Thread(target=run, args=(i,)) for i in range(WORKERS)]
@@ -50,53 +49,37 @@ def in_threads(pattern: str, output: str) -> list:
 
 
 def _report(folder: str) -> dict:
-    from components.common.contract import read_ingest_report
+    from core.contract import read_ingest_report
     return read_ingest_report(folder)
 
 
 def _properties(pattern: str, output: str) -> dict:
-    from tfx.proto import example_gen_pb2
-    from components.image_example_gen.component import ImageExampleGen
-    from pipeline.config import PipelineConfig
-    options = PipelineConfig(data=pattern, output=output, eval_percent=30).ingest_options()
-    props = dict(ImageExampleGen(input_base=pattern, options=options).exec_properties)
-    props["output_file_format"] = example_gen_pb2.FORMAT_TFRECORDS_GZIP
-    return props
+    return example_gen_properties(pattern, data=pattern, output=output, eval_percent=30)
 
 
 def worker(pattern: str, output: str, index: str, signals: str) -> None:
     """One execution: ready, wait for the start, ingest, print the report."""
-    from tfx.types import standard_artifacts
-    from components.image_example_gen.executor import Executor
+    import components.image_example_gen.executor  # noqa: F401  (before the start)
     props = _properties(pattern, output)
-    examples = standard_artifacts.Examples()
-    examples.uri = f"{output}/examples/{index}"
     open(os.path.join(signals, f"ready-{index}"), "w").close()
     while not os.path.exists(os.path.join(signals, "go")):
         time.sleep(0.005)
-    Executor().Do({}, {"examples": [examples]}, props)
+    examples = run_example_gen(f"{output}/examples/{index}", props)
     print(RESULT + json.dumps({"report": _report(examples.uri),
                                "records": _records(examples.uri)}))
 
 
 def _records(folder: str) -> dict:
     """{split: records read back from its gzipped TFRecord files}: a truncated file fails."""
-    import tensorflow as tf
-    from components.common.storage import files
-    found = {}
-    for split in ("train", "eval"):
-        paths = [f"{folder}/Split-{split}/{name}"
-                 for name in files.list_dir(f"{folder}/Split-{split}")[1]]
-        found[split] = sum(1 for _ in tf.data.TFRecordDataset(paths, compression_type="GZIP"))
-    return found
+    return {split: len(read_split(folder, split)) for split in ("train", "eval")}
 
 
 def store_entries(output: str) -> dict:
     """Every entry of the span store: its names, the published attempt, its records."""
-    from components.common.storage import files
+    from core.storage import files
     from components.image_example_gen import span_store
-    from pipeline.config import PipelineConfig
-    store = PipelineConfig(output=output).ingest_options().span_store
+    from settings.config import PipelineConfig
+    store = PipelineConfig.from_values(output=output).ingest_options().span_store
     entries = {}
     for name in files.list_dir(store)[0]:
         entry = f"{store}/{name}"
@@ -109,9 +92,10 @@ def store_entries(output: str) -> dict:
 
 def _start(pattern: str, output: str, signals: str) -> list:
     """The workers, started together once every one of them is ready."""
-    workers = [subprocess.Popen([sys.executable, __file__, "worker", pattern, output, str(i),
-                                 signals], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=REPO) for i in range(WORKERS)]
+    workers = [subprocess.Popen([sys.executable, "-m", MODULE, "worker", pattern, output,
+                                 str(i), signals], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=REPO)
+               for i in range(WORKERS)]
     deadline = time.monotonic() + 300
     while len([n for n in os.listdir(signals) if n.startswith("ready-")]) < WORKERS:
         if time.monotonic() > deadline or any(w.poll() is not None for w in workers):
@@ -125,7 +109,7 @@ def race(pattern: str, output: str, results: str, local_span=None, span_uri=None
     """Copies the span if asked, runs the workers at once, records what they left."""
     started = time.monotonic()
     if local_span:
-        from components.common.storage.tree_copy import copy_tree
+        from core.storage.tree_copy import copy_tree
         copy_tree(local_span, span_uri)
     found = []
     with tempfile.TemporaryDirectory() as signals:
@@ -147,4 +131,4 @@ if __name__ == "__main__":
     if args[0] == "worker":
         worker(*args[1:])
     else:
-        race(*args)
+        race(args[1], args[2], args[0], *args[3:])

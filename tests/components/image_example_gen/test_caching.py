@@ -8,9 +8,9 @@ from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
 
 from components.image_example_gen.component import ImageExampleGen
-from pipeline.beam_deps import with_setup_file
-from pipeline.config import PipelineConfig
-from pipeline.beam_deps import LOCAL_SETUP_FILE
+from core.beam_deps import with_setup_file
+from settings.config import PipelineConfig
+from core.beam_deps import LOCAL_SETUP_FILE
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -19,7 +19,7 @@ def _run(data, out):
     pipeline = tfx.dsl.Pipeline(
         pipeline_name="cache_test", pipeline_root=str(out / "root"),
         components=[ImageExampleGen(input_base=str(data),
-                                   options=PipelineConfig().ingest_options())], enable_cache=True,
+                                    options=PipelineConfig.from_values().ingest_options())], enable_cache=True,
         metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
             str(out / "mlmd.sqlite")),
         beam_pipeline_args=with_setup_file(

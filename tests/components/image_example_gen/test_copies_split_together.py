@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from components.common.contract import DATA_HEALTH_KEY, FILENAME_KEY, SPLITS
+from core.contract import DATA_HEALTH_KEY, FILENAME_KEY, SPLITS
 from components.image_example_gen.dedupe import MOVED_SHARD
 from components.image_example_gen.options import split_index
 
-from tests.components.image_example_gen.test_executor import _read_split, _run_executor
+from tests.support.examples import ingest_folder, read_split
 
 pytestmark = pytest.mark.integration  # real Beam and TensorFlow work
-BUCKETS = [50, 100]  # _run_executor's eval_percent 50
+BUCKETS = [50, 100]  # ingest_folder's eval_percent 50
 
 
 def _photo(seed: int) -> Image.Image:
@@ -33,7 +33,7 @@ def _hashed_apart(name: str, of: str, start: int = 0) -> str:
 
 def _splits(uri: str) -> dict:
     return {example.features.feature[FILENAME_KEY].bytes_list.value[0].decode(): split
-            for split in SPLITS for example in _read_split(uri, split)}
+            for split in SPLITS for example in read_split(uri, split)}
 
 
 def test_planted_copies_land_in_their_originals_split(tmp_path):
@@ -53,7 +53,7 @@ def test_planted_copies_land_in_their_originals_split(tmp_path):
     _photo(1).save(root / near, format="JPEG", quality=70)
 
     out = tmp_path / "out"
-    _run_executor(root, out)
+    ingest_folder(root, out)
     split = _splits(str(out))
     assert split[copy] == split[original]
     assert split[near] == split[near_original]
@@ -73,7 +73,7 @@ def test_given_splits_keep_their_copies_and_report_the_leak(tmp_path):
             _photo(10 * i + (split == "eval")).save(root / split / "a" / f"{i}.png")
     (root / "eval" / "a" / "copy.png").write_bytes((root / "train" / "a" / "0.png").read_bytes())
     out = tmp_path / "out"
-    _run_executor(root, out)
+    ingest_folder(root, out)
     health = json.loads((out / "ingest_report.json").read_text())[DATA_HEALTH_KEY]
     assert health["split"] == {"rule": "given", "moved": 0}
     assert health["leakage"]["eval_paths"] == ["eval/a/copy.png"]

@@ -1,37 +1,14 @@
 """The ImageExampleGen executor, run for real (in-process Beam) on a tiny messy tree."""
 import json
-import os
-import pathlib
 
 import pytest
 import tensorflow as tf
-from tfx.proto import example_gen_pb2
-from tfx.types import standard_artifacts
 
 from components.image_example_gen.encoding import encode
-from components.image_example_gen.component import ImageExampleGen
-from components.image_example_gen.executor import Executor
-from pipeline.config import PipelineConfig
+from tests.support.examples import ingest_folder, read_split
+from tests.support.paths import MNIST_IDX
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
-
-
-def _run_executor(input_base, out_dir, **options):
-    options.setdefault("eval_percent", 50)
-    component = ImageExampleGen(input_base=str(input_base),
-                                options=PipelineConfig(**options).ingest_options())
-    examples = standard_artifacts.Examples()
-    examples.uri = str(out_dir)
-    props = dict(component.exec_properties)  # protos are already JSON strings here
-    props["output_file_format"] = example_gen_pb2.FORMAT_TFRECORDS_GZIP
-    Executor().Do({}, {"examples": [examples]}, props)
-    return examples
-
-
-def _read_split(uri, split):
-    files = tf.io.gfile.glob(os.path.join(uri, f"Split-{split}", "*"))
-    return [tf.train.Example.FromString(r.numpy())
-            for r in tf.data.TFRecordDataset(files, compression_type="GZIP")]
 
 
 def test_ingests_good_images_and_reports_bad_ones(tmp_path, make_image):
@@ -49,10 +26,10 @@ def test_ingests_good_images_and_reports_bad_ones(tmp_path, make_image):
     (data / "cat" / "truncated.jpg").write_bytes(good[: len(good) // 2])
     (data / "cat" / "notes.txt").write_text("not an image")
 
-    examples = _run_executor(data, tmp_path / "out")
+    examples = ingest_folder(data, tmp_path / "out")
 
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
-    written = _read_split(examples.uri, "train") + _read_split(examples.uri, "eval")
+    written = read_split(examples.uri, "train") + read_split(examples.uri, "eval")
     names = sorted(e.features.feature[encode.FILENAME_KEY].bytes_list.value[0].decode()
                    for e in written)
     assert names == sorted([f"cat/{i}.png" for i in range(6)]
@@ -75,7 +52,7 @@ def test_empty_split_fails_naming_skipped_files(tmp_path, make_image):
         (data / "cat").mkdir(parents=True, exist_ok=True)
         (data / "cat" / f"{i}.jpg").write_bytes(good[: len(good) // 3])
     with pytest.raises(ValueError, match=r"got no images: 0 ingested, 3 skipped.*cat/"):
-        _run_executor(data, tmp_path / "out")
+        ingest_folder(data, tmp_path / "out")
 
 
 def test_strict_mode_fails_naming_the_bad_file(tmp_path, make_image):
@@ -84,7 +61,7 @@ def test_strict_mode_fails_naming_the_bad_file(tmp_path, make_image):
         make_image(data / "cat" / f"{i}.png", seed=i)
     (data / "cat" / "broken.png").write_bytes(b"\x89PNG not really")
     with pytest.raises(ValueError, match=r"--strict: 1 file\(s\).*cat/broken.png: cannot decode"):
-        _run_executor(data, tmp_path / "out", strict=True)
+        ingest_folder(data, tmp_path / "out", strict=True)
 
 
 def test_split_folders_decide_the_splits(tmp_path, make_image):
@@ -93,23 +70,20 @@ def test_split_folders_decide_the_splits(tmp_path, make_image):
         make_image(data / "train" / "a" / f"{i}.png", seed=i)
         make_image(data / "train" / "b" / f"{i}.png", seed=10 + i)
     make_image(data / "eval" / "b" / "x.png", seed=20)
-    examples = _run_executor(data, tmp_path / "out")
+    examples = ingest_folder(data, tmp_path / "out")
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
     assert report["splits"] == {"train": 6, "eval": 1}
-    (only,) = _read_split(examples.uri, "eval")
+    (only,) = read_split(examples.uri, "eval")
     assert only.features.feature[encode.LABEL_KEY].int64_list.value[0] == 1
     assert only.features.feature[encode.FILENAME_KEY].bytes_list.value[0] == b"eval/b/x.png"
 
 
-MNIST_IDX = pathlib.Path(__file__).resolve().parents[3] / "data" / "mnist_1k" / "idx"
-
-
 def test_idx_files_ingest_with_their_own_splits(tmp_path):
-    examples = _run_executor(MNIST_IDX, tmp_path / "out")
+    examples = ingest_folder(MNIST_IDX, tmp_path / "out")
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
     assert (report["format"], report["splits"]) == ("idx", {"train": 800, "eval": 200})
     assert report["shapes"]["most_common"] == {"28x28x1": 1000}
-    first = _read_split(examples.uri, "eval")[0].features.feature
+    first = read_split(examples.uri, "eval")[0].features.feature
     assert first[encode.FORMAT_KEY].bytes_list.value[0] == b"png"
     assert first[encode.FILENAME_KEY].bytes_list.value[0].startswith(b"t10k-images-idx3-ubyte.gz#")
 
@@ -119,7 +93,7 @@ def test_npz_ingests_with_hash_split_when_it_has_no_test_arrays(tmp_path):
     path = tmp_path / "d.npz"
     np.savez(path, x_train=np.random.default_rng(0).integers(0, 255, (40, 5, 5, 3), np.uint8),
              y_train=np.arange(40) % 4)
-    _run_executor(path, tmp_path / "out", eval_percent=25)
+    ingest_folder(path, tmp_path / "out", eval_percent=25)
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
     assert sum(report["splits"].values()) == 40 and min(report["splits"].values()) > 0
     assert report["classes"] == ["0", "1", "2", "3"]
@@ -136,7 +110,7 @@ def test_tfrecords_with_foreign_keys_ingest_and_derive_labels(tmp_path, make_ima
                 "raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[png])),
                 "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}))
                 .SerializeToString())
-    _run_executor(tmp_path / "in", tmp_path / "out", image_key="raw", label_key="y")
+    ingest_folder(tmp_path / "in", tmp_path / "out", image_key="raw", label_key="y")
     report = json.loads((tmp_path / "out" / "ingest_report.json").read_text())
     assert report["format"] == "tfrecord" and report["classes"] == ["0", "1"]
     assert sum(report["splits"].values()) == 12

@@ -3,15 +3,15 @@ import json
 
 import pytest
 
-from components.common.contract import (ASPECT_SLICE_KEY, COLOR_SLICE_KEY, DATA_HEALTH_KEY,
-                                 FILENAME_KEY, GROUP_KEY, SIZE_SLICE_KEY)
+from core.contract import (ASPECT_SLICE_KEY, COLOR_SLICE_KEY, DATA_HEALTH_KEY,
+                           FILENAME_KEY, GROUP_KEY, SIZE_SLICE_KEY)
 from components.image_example_gen.data_health.groups import HealthItem
 from components.image_example_gen.data_health import report
 from components.image_example_gen.data_health.report import data_health
 from components.image_example_gen.health import HASHES_FILE, window_health
 from components.image_example_gen.ingest import finish_ingest
 
-from tests.components.image_example_gen.test_executor import _read_split, _run_executor
+from tests.support.examples import ingest_folder, read_split
 
 pytestmark = pytest.mark.integration  # real Beam and TensorFlow work
 
@@ -29,14 +29,14 @@ def data(tmp_path, make_image):
 
 
 def _examples(uri):
-    examples = _read_split(uri, "train") + _read_split(uri, "eval")
+    examples = read_split(uri, "train") + read_split(uri, "eval")
     return {e.features.feature[FILENAME_KEY].bytes_list.value[0].decode(): e.features.feature
             for e in examples}
 
 
 def test_ingestion_reports_health_and_writes_slices_and_groups(tmp_path, data):
     out = tmp_path / "out"
-    _run_executor(data, out, groups=str(tmp_path / "groups.csv"))
+    ingest_folder(data, out, groups=str(tmp_path / "groups.csv"))
     health = json.loads((out / "ingest_report.json").read_text())[DATA_HEALTH_KEY]
     assert health["images"] == 12 and health["dropped"] == []
     assert [g["paths"] for g in health["duplicates"]] == [["a/0.png", "a/copy.png"],
@@ -56,7 +56,7 @@ def test_ingestion_reports_health_and_writes_slices_and_groups(tmp_path, data):
 
 def test_dedupe_drops_later_copies_and_conflicting_groups(tmp_path, data):
     out = tmp_path / "out"
-    _run_executor(data, out, dedupe=True)
+    ingest_folder(data, out, dedupe=True)
     report = json.loads((out / "ingest_report.json").read_text())
     dropped = ["a/1.png", "a/copy.png", "b/conflict.png"]
     assert report[DATA_HEALTH_KEY]["dropped"] == dropped
@@ -70,7 +70,7 @@ def test_dedupe_drops_later_copies_and_conflicting_groups(tmp_path, data):
 def test_a_bad_groups_file_fails_before_ingesting(tmp_path, data):
     (tmp_path / "groups.csv").write_text("a/2.png,site-1\nnot/there.png,site-2\n")
     with pytest.raises(ValueError, match="groups.csv, line 2: not/there.png"):
-        _run_executor(data, tmp_path / "out", groups=str(tmp_path / "groups.csv"))
+        ingest_folder(data, tmp_path / "out", groups=str(tmp_path / "groups.csv"))
 
 
 def test_window_leakage_is_the_newest_eval_against_every_span_train():

@@ -2,18 +2,24 @@
 from tfx.components.example_gen import utils
 from tfx.types import standard_artifacts
 
-from components.common.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
-                                        NEW_DATA_REASON_PROPERTY)
-from components.common.judged_inputs import record_judged
-from components.common.parameters import encode
+from core.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
+                           NEW_DATA_REASON_PROPERTY)
+from components.image_pusher.judged_inputs import record_judged
+from core.parameters import encode
 from components.image_example_gen.novelty import (PIPELINE_DIGEST_KEY, SERVING_DIR_KEY,
                                                   inputs_digest, novelty)
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 
 def _properties(tmp_path, **changes) -> dict:
-    config = PipelineConfig(data=str(tmp_path / "span-{SPAN}"), output=str(tmp_path / "out"))
-    return {"input_base": config.data, utils.FINGERPRINT_PROPERTY_NAME: "spans:1,sha256:aa",
+    config = PipelineConfig.from_values(
+    data=str(
+        tmp_path /
+        "span-{SPAN}"),
+        output=str(
+            tmp_path /
+             "out"))
+    return {"input_base": config.ingest.data, utils.FINGERPRINT_PROPERTY_NAME: "spans:1,sha256:aa",
             SERVING_DIR_KEY: config.serving_dir, PIPELINE_DIGEST_KEY: "",
             **encode(config.ingest_options()), **changes}
 

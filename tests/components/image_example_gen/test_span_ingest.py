@@ -3,62 +3,34 @@ import json
 import os
 import time
 
-import numpy as np
 import pytest
-import tensorflow as tf
-from PIL import Image
-from tfx.proto import example_gen_pb2
-from tfx.types import standard_artifacts
 
-from components.common.storage import files as storage
-from components.common.contract import BRIGHTNESS_KEY, CLASS_TEXT_KEY, LABEL_KEY
-from components.image_example_gen.component import ImageExampleGen
+from core.contract import BRIGHTNESS_KEY, CLASS_TEXT_KEY, LABEL_KEY
 from components.image_example_gen.driver import ImageExampleGenDriver, input_fingerprint
 from components.image_example_gen.span_window import SUCCESS_FILE
 from components.image_example_gen.spans import SpanPatternError
-from components.image_example_gen.executor import Executor
-from pipeline.config import PipelineConfig
+from tests.support.digits import make_span
+from tests.support.examples import example_gen_properties, read_split, run_example_gen
 
 pytestmark = pytest.mark.integration  # real Beam ingestion
 
 
-def _span(mnist_subset, target, classes, invert=False, take=slice(0, 10), ready=True):
-    """A span of digits; `ready`: its upload finished (_SUCCESS), else still arriving."""
-    for name in classes:
-        (target / name).mkdir(parents=True)
-        for png in sorted((mnist_subset / name).iterdir())[take]:
-            pixels = np.asarray(Image.open(png))
-            Image.fromarray(255 - pixels if invert else pixels).save(target / name / png.name)
-    if ready:
-        (target / SUCCESS_FILE).write_bytes(b"")
-
-
 def _properties(pattern, out, **options):
-    component = ImageExampleGen(input_base=pattern, options=PipelineConfig(
-        data=pattern, eval_percent=30, output=str(out.parent), **options).ingest_options())
-    props = dict(component.exec_properties)
-    props["output_file_format"] = example_gen_pb2.FORMAT_TFRECORDS_GZIP
-    return props
+    return example_gen_properties(pattern, data=pattern, eval_percent=30,
+                                  output=str(out.parent), **options)
 
 
 def _run(pattern, out, execution, props=None, **options):
     """The executor, as on Kubeflow (no driver), unless `props` come from the driver."""
-    examples = standard_artifacts.Examples()
-    examples.uri = str(out / "ImageExampleGen" / "examples" / str(execution))
-    Executor().Do({}, {"examples": [examples]}, props or _properties(pattern, out, **options))
+    examples = run_example_gen(out / "ImageExampleGen" / "examples" / str(execution),
+                               props or _properties(pattern, out, **options))
     with open(os.path.join(examples.uri, "ingest_report.json")) as f:
         return examples, json.load(f)
 
 
-def _examples(uri, split):
-    files = storage.glob(os.path.join(uri, f"Split-{split}", "*"))
-    return [tf.train.Example.FromString(r.numpy())
-            for r in tf.data.TFRecordDataset(files, compression_type="GZIP")]
-
-
 def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
-    _span(mnist_subset, spans / "s1", ["0", "1"])
+    make_span(spans / "s1", source=mnist_subset, classes=["0", "1"])
     pattern = str(spans / "s{SPAN}")
     first, report1 = _run(pattern, out, 1)
     assert [s["reused"] for s in report1["spans"]] == [False]
@@ -67,14 +39,14 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
                                 "reason": "no earlier span"}
     assert first.split_names == '["train", "eval"]'
 
-    _span(mnist_subset, spans / "s2", ["0", "1", "2"], take=slice(0, 10))
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1", "2"], take=slice(0, 10))
     second, report2 = _run(pattern, out, 2)
     assert [(s["span"], s["reused"]) for s in report2["spans"]] == [(1, True), (2, False)]
     assert second.get_string_custom_property("spans") == "1,2" and second.span == 2
     # Class ids: the oldest span's first, the new class appended.
     assert report2["classes"] == ["0", "1", "2"]
     assert open(os.path.join(second.uri, "labels.txt")).read().split() == ["0", "1", "2"]
-    train, evaluation = _examples(second.uri, "train"), _examples(second.uri, "eval")
+    train, evaluation = read_split(second.uri, "train"), read_split(second.uri, "eval")
     assert len(train) == report1["splits"]["train"] + report2["spans"][1]["splits"]["train"]
     assert len(evaluation) == report2["spans"][1]["splits"]["eval"]  # the newest span's only
     for example in train + evaluation:
@@ -84,10 +56,10 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
     # ImageExampleGen measures only: both spans whole, as two splits, for the drift check.
     assert report2["drift"] == {"span": 2, "previous_span": 1, "compared": True, "reason": None}
     assert second.split_names == '["train", "eval", "newest_span", "previous_span"]'
-    assert len(_examples(second.uri, "newest_span")) == 30
-    assert len(_examples(second.uri, "previous_span")) == 20
+    assert len(read_split(second.uri, "newest_span")) == 30
+    assert len(read_split(second.uri, "previous_span")) == 20
     assert all(e.features.feature[BRIGHTNESS_KEY].float_list.value
-               for e in _examples(second.uri, "newest_span"))
+               for e in read_split(second.uri, "newest_span"))
     health = report2["data_health"]  # the window's: class counts of what it trains and evaluates
     per_class = report2["per_class"]
     assert health["class_counts"] == {c: sum(per_class[s][c] for s in per_class)
@@ -97,8 +69,8 @@ def test_a_new_span_is_ingested_alone_and_joins_the_window(tmp_path, mnist_subse
 
 def test_a_span_outside_every_window_so_far_cannot_be_compared(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
-    _span(mnist_subset, spans / "s1", ["0", "1"])
-    _span(mnist_subset, spans / "s2", ["0", "1"], invert=True)
+    make_span(spans / "s1", source=mnist_subset, classes=["0", "1"])
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1"], invert=True)
     examples, report = _run(str(spans / "s{SPAN}"), out, 1, train_spans=1)
     assert [s["span"] for s in report["spans"]] == [2]
     # Span 1 is outside the window and was never ingested: nothing to compare with.
@@ -110,12 +82,12 @@ def test_a_span_outside_every_window_so_far_cannot_be_compared(tmp_path, mnist_s
 
 def test_the_fingerprint_changes_with_a_new_span_and_only_then(tmp_path, mnist_subset):
     spans = tmp_path / "spans"
-    _span(mnist_subset, spans / "s1", ["0", "1"])
+    make_span(spans / "s1", source=mnist_subset, classes=["0", "1"])
     pattern, out = str(spans / "s{SPAN}"), tmp_path / "tfx"
     before = input_fingerprint(_properties(pattern, out))
     assert input_fingerprint(_properties(pattern, out))[:3] == before[:3]
     assert before[1:3] == (1, None)
-    _span(mnist_subset, spans / "s2", ["0", "1"])
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1"])
     after = input_fingerprint(_properties(pattern, out))
     assert after[0] != before[0] and after[1] == 2
     assert input_fingerprint(_properties(pattern, out, train_spans=1))[0] != after[0]
@@ -124,19 +96,19 @@ def test_the_fingerprint_changes_with_a_new_span_and_only_then(tmp_path, mnist_s
 def test_a_span_still_uploading_waits_and_joins_once_marked_or_quiet(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
     pattern = str(spans / "s{SPAN}")
-    _span(mnist_subset, spans / "s1", ["0", "1"])
-    _span(mnist_subset, spans / "s2", ["0", "1"], take=slice(0, 5), ready=False)
+    make_span(spans / "s1", source=mnist_subset, classes=["0", "1"])
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1"], take=slice(0, 5), ready=False)
     first, report = _run(pattern, out, 1)
     assert [s["span"] for s in report["spans"]] == [1] and first.span == 1
     [left] = report["left_out"]
     assert left["span"] == 2 and "_SUCCESS" in left["reason"]
     # The upload goes on, then ends with the marker: the next run takes span 2.
-    _span(mnist_subset, spans / "s2", ["2"], ready=True)
+    make_span(spans / "s2", source=mnist_subset, classes=["2"], ready=True)
     _, report = _run(pattern, out, 2)
     assert [(s["span"], s["reused"]) for s in report["spans"]] == [(1, True), (2, False)]
     assert report["left_out"] == [] and "2" in report["classes"]
     # Span 3's uploader writes no marker: it is taken once quiet for --span-quiet.
-    _span(mnist_subset, spans / "s3", ["0", "1"], ready=False)
+    make_span(spans / "s3", source=mnist_subset, classes=["0", "1"], ready=False)
     assert _run(pattern, out, 3)[1]["left_out"][0]["span"] == 3
     an_hour_ago = time.time() - 3600
     for png in (spans / "s3").rglob("*.png"):
@@ -148,8 +120,8 @@ def test_a_span_still_uploading_waits_and_joins_once_marked_or_quiet(tmp_path, m
 def test_the_executor_ingests_the_window_the_driver_listed(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
     pattern = str(spans / "s{SPAN}")
-    _span(mnist_subset, spans / "s1", ["0", "1"])
-    _span(mnist_subset, spans / "s2", ["0", "1"], ready=False)
+    make_span(spans / "s1", source=mnist_subset, classes=["0", "1"])
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1"], ready=False)
     driver = ImageExampleGenDriver(metadata_handle=None)
     props = driver.resolve_exec_properties(_properties(pattern, out), None, None)
     (spans / "s2" / SUCCESS_FILE).write_bytes(b"")  # ready now, after the driver listed
@@ -164,7 +136,7 @@ def test_span_names_the_window_end_and_a_missing_one_fails(tmp_path, mnist_subse
     spans, out = tmp_path / "spans", tmp_path / "tfx"
     pattern = str(spans / "s{SPAN}")
     for number in (1, 2, 3):
-        _span(mnist_subset, spans / f"s{number}", ["0", "1"], take=slice(0, 4))
+        make_span(spans / f"s{number}", source=mnist_subset, classes=["0", "1"], take=slice(0, 4))
     examples, report = _run(pattern, out, 1, span=2)
     assert [s["span"] for s in report["spans"]] == [1, 2] and examples.span == 2
     with pytest.raises(SpanPatternError, match="--span 4: .* has no span 4"):
@@ -173,11 +145,11 @@ def test_span_names_the_window_end_and_a_missing_one_fails(tmp_path, mnist_subse
 
 def test_class_ids_last_when_the_window_slides(tmp_path, mnist_subset):
     spans, out = tmp_path / "spans", tmp_path / "tfx"
-    _span(mnist_subset, spans / "s1", ["1", "2"])
-    _span(mnist_subset, spans / "s2", ["0", "1", "2"])
+    make_span(spans / "s1", source=mnist_subset, classes=["1", "2"])
+    make_span(spans / "s2", source=mnist_subset, classes=["0", "1", "2"])
     _, first = _run(str(spans / "s{SPAN}"), out, 1, train_spans=2)
     assert first["classes"] == ["1", "2", "0"]  # span 1's, then the new one
-    _span(mnist_subset, spans / "s3", ["0", "1", "2"])
+    make_span(spans / "s3", source=mnist_subset, classes=["0", "1", "2"])
     _, slid = _run(str(spans / "s{SPAN}"), out, 2, train_spans=2)
     # Without span 1 the window alone would number them 0, 1, 2.
     assert slid["classes"] == ["1", "2", "0"]

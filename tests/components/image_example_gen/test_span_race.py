@@ -5,40 +5,28 @@ overlapping recurring run or two machines would: on a local store as two
 threads of this process, and on a bucket (fake-gcs-server, through
 scripts/with_gcs.sh) as two processes (span_race_steps.py).
 """
-import importlib.util
-import json
-import os
-import pathlib
-import subprocess
-import sys
+import importlib
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-STEPS = HERE / "span_race_steps.py"
+from tests.support.digits import make_span
+from tests.support.gcs_harness import NEEDS_ROOT, run_steps
+
+STEPS = "tests.components.image_example_gen.span_race_steps"
 BUCKET = "gs://imagepipe-test"
 LOST = "another run published it first"
 
 pytestmark = pytest.mark.integration  # real Beam ingestion, in two processes
 
 
-def _span(mnist_subset, target) -> pathlib.Path:
+def _span(mnist_subset, target):
     """A finished span: two classes of ten digits, and its _SUCCESS marker."""
-    for name in ("0", "1"):
-        (target / name).mkdir(parents=True)
-        for png in sorted((mnist_subset / name).iterdir()):
-            (target / name / png.name).write_bytes(png.read_bytes())
-    (target / "_SUCCESS").write_bytes(b"")
-    return target
+    return make_span(target, source=mnist_subset, classes=("0", "1"))
 
 
 def _steps():
-    """span_race_steps.py as a module (tests/ holds no packages)."""
-    spec = importlib.util.spec_from_file_location("span_race_steps", STEPS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """span_race_steps.py, imported."""
+    return importlib.import_module(STEPS)
 
 
 def _check(results: dict, output: str) -> None:
@@ -69,17 +57,11 @@ def test_two_local_ingestions_of_one_span_publish_one_entry(tmp_path, mnist_subs
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0,
-                    reason="needs root: scripts/with_gcs.sh creates a network namespace")
+@NEEDS_ROOT
 def test_two_ingestions_of_one_span_in_a_bucket_publish_one_entry(tmp_path, mnist_subset):
     local = _span(mnist_subset, tmp_path / "s1")
-    results = tmp_path / "results.json"
-    completed = subprocess.run(
-        ["bash", str(REPO / "scripts" / "with_gcs.sh"), "--", sys.executable, str(STEPS),
-         f"{BUCKET}/spans/s{{SPAN}}", f"{BUCKET}/race", str(results), str(local),
-         f"{BUCKET}/spans/s1"], capture_output=True, text=True, timeout=600, cwd=REPO)
-    assert results.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
-    found = json.loads(results.read_text())
+    found = run_steps(STEPS, tmp_path / "results.json", f"{BUCKET}/spans/s{{SPAN}}",
+                      f"{BUCKET}/race", local, f"{BUCKET}/spans/s1", timeout=600)
     _check(found, "".join(w["stdout"] for w in found["workers"]))
     for worker in found["workers"]:  # each says it won or lost
         assert (LOST in worker["stdout"]) == worker["report"]["spans"][0]["reused"]

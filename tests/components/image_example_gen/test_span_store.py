@@ -2,16 +2,16 @@
 import json
 import threading
 
-from components.common.storage import files
+from core.storage import files
 from components.image_example_gen import span_store
 from components.image_example_gen.spans import Span
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 SPAN = Span(1, None, "/data/span-1")
 
 
 def _key():
-    options = PipelineConfig(data="/data").ingest_options()
+    options = PipelineConfig.from_values(data="/data").ingest_options()
     return span_store.entry_key(SPAN, "files-digest", options, ["a", "b"], ["a", "b"])
 
 

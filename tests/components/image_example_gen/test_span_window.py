@@ -6,7 +6,7 @@ import pytest
 
 from components.image_example_gen import span_window
 from components.image_example_gen.spans import SpanPatternError
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 AN_HOUR_AGO = time.time() - 3600
 
@@ -31,8 +31,8 @@ def _age(folder, when=AN_HOUR_AGO):
 
 
 def _resolve(pattern, **flags):
-    return span_window.resolve(str(pattern), PipelineConfig(data=str(pattern),
-                                                            **flags).ingest_options())
+    return span_window.resolve(str(pattern), PipelineConfig.from_values(data=str(pattern),
+                                                                        **flags).ingest_options())
 
 
 def _numbers(window):

@@ -17,12 +17,13 @@ from components.image_pusher.executor import EXAMPLES_KEY, Executor
 from components.model_card import executor as card_executor
 from components.serving_validator import executor as infra_executor
 from components.tflite_converter import executor as tflite_executor
-from components.common.versions import ServingState, provenance, serving_state, write_serving_state
+from components.image_pusher.versions import (ServingState, provenance, serving_state,
+                                              write_serving_state)
 from components.serving_validator.warmup import WARMUP_FILE
-from components.common.contract import (MODEL_CARD_KEY, MONITOR_REFERENCE_FILE, MONITORING_DIR,
-                                        TFLITE_MODEL_KEY, TRAIN_STATISTICS_FILE)
-from components.common.parameters import encode
-from pipeline.config import PipelineConfig
+from core.contract import (MODEL_CARD_KEY, MONITOR_REFERENCE_FILE, MONITORING_DIR,
+                           TFLITE_MODEL_KEY, TRAIN_STATISTICS_FILE)
+from core.parameters import encode
+from settings.config import PipelineConfig
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 STAGES = {}  # the PushedModel's URI: the outputs of the stages before it (_stages)
@@ -61,7 +62,7 @@ def _run(tmp_path, blessed: bool, pushed_name: str = "pushed", tflite: bool = Fa
         blessing.set_float_custom_property("accuracy", accuracy)
     if drift is not None:
         blessing.set_string_custom_property("drift", json.dumps(drift))
-    config = PipelineConfig(model_name="digits", allow_drift=allow_drift)
+    config = PipelineConfig.from_values(model_name="digits", allow_drift=allow_drift)
     inputs = {keys.MODEL_KEY: [model], keys.MODEL_BLESSING_KEY: [blessing]}
     if tflite or report is not None:  # examples without splits: int8 has no images
         inputs[EXAMPLES_KEY] = [_examples(tmp_path, report, spans)]
@@ -220,7 +221,7 @@ SPANS_REPORT = {"spans": [{"span": 3}],
 
 
 def _verdict(verdict="drift"):
-    """The verdict the Evaluator records on the blessing (components/common/drift.py)."""
+    """The verdict the Evaluator records on the blessing (components/drift_validator/verdict.py)."""
     features = {name: {"value": 0.0, "threshold": 0.2, "drifted": False,
                        "detail": "unchanged"} for name in ("label", "grayscale")}
     features["size"] = {"value": 0.0, "threshold": 0.3, "drifted": False, "detail": "same"}
@@ -262,7 +263,7 @@ def test_allow_drift_pushes_and_records_the_override(tmp_path, exported_model):
 
 
 def test_a_new_push_lifts_a_rollbacks_pin_and_a_rolled_back_model_stays_out(tmp_path,
-                                                                          exported_model):
+                                                                            exported_model):
     base = str(tmp_path / "serving" / "digits")
     first = _run(tmp_path, blessed=True, saved_model=exported_model.model_dir)
     version = int(first.get_string_custom_property("pushed_version"))

@@ -31,7 +31,7 @@ def test_a_pinned_model_gets_a_specific_version_policy_that_tf_serving_parses(tm
     from google.protobuf import text_format
     from tensorflow_serving.config import model_server_config_pb2
 
-    from components.common.versions import ServingState, write_serving_state
+    from components.image_pusher.versions import ServingState, write_serving_state
     for name in ("digits", "flowers"):
         (tmp_path / name / "1").mkdir(parents=True)
     write_serving_state(str(tmp_path / "digits"), ServingState(pinned=1, rolled_back=(2,)))

@@ -13,8 +13,8 @@ from components.image_tuner.trials import (NoTrialError, read_best, read_choice,
                                           read_holdout_results, read_trials, tuning_summary)
 from modules.tuning.choice import choose
 from modules.tuning.settings import TuningParams
-from tests.transformed import transformed_fixture
-from tests.tuning_params import PARAMS
+from tests.support.transformed import transformed_fixture
+from tests.support.tuning_params import PARAMS
 
 pytestmark = pytest.mark.integration  # real Keras trials, KerasTuner's oracle, TFX's executor
 

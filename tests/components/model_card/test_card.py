@@ -5,10 +5,10 @@ import json
 import jsonschema
 import pytest
 
-from components.common.intervals import paired_difference, wilson
-from components.common.model_card_format.card_format import stamp_card, validate
+from core.intervals import paired_difference, wilson
+from components.model_card.format.card_format import stamp_card, validate
 from components.model_card.card import NOT_MEASURED, build_card
-from components.common.model_card_format.pages import card_files, render_html
+from components.model_card.format.pages import card_files, render_html
 from components.model_card.sources import CardSources, read_card_sources
 
 AUDIT = {

@@ -1,13 +1,11 @@
 """The Kubeflow target's baseline: the newest complete push that is not the candidate's."""
-from components.common.versions import ServingState, publish, write_serving_state
+from components.image_pusher.versions import ServingState, publish, write_serving_state
 from components.pushed_baseline.latest import latest_other_than
+from tests.support.models import stand_in_model
 
 
 def _model(tmp_path):
-    model = tmp_path / "model"
-    model.mkdir(exist_ok=True)
-    (model / "saved_model.pb").write_bytes(b"graph")
-    return model
+    return stand_in_model(tmp_path / "model")
 
 
 def test_first_run_has_no_baseline(tmp_path):

@@ -4,8 +4,8 @@ import os
 
 from tfx.types import standard_artifacts
 
-from components.common.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
-from components.common.versions import ServingState, publish, write_serving_state
+from components.image_pusher.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
+from components.image_pusher.versions import ServingState, publish, write_serving_state
 from components.pushed_warm_start import executor
 from components.pushed_warm_start.component import PushedWarmStart
 

@@ -1,8 +1,8 @@
 """The Kubeflow target's warm start: the served version's weights, or why there are none."""
 import json
 
-from components.common.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
-from components.common.versions import ServingState, publish, write_serving_state
+from components.image_pusher.provenance import INFO_FILE, ORIGIN_FILE, WARM_START_DIR, WEIGHTS_FILE
+from components.image_pusher.versions import ServingState, publish, write_serving_state
 from components.pushed_warm_start.served_weights import fill, served_origin
 
 
@@ -89,7 +89,7 @@ def test_fill_on_nothing_writes_only_the_reason(tmp_path):
 
 
 def test_it_reads_and_writes_object_stores(tmp_path):
-    from components.common.storage import files
+    from core.storage import files
     bucket = f"ram://pushed-warm-start-{tmp_path.name}"  # one per test: ram:// is per process
     base = f"{bucket}/serving/m"
     model = _push(tmp_path, base, 4)

@@ -48,7 +48,7 @@ def test_strategy_passes_the_candidate_through():
 
 
 def _verdict(blessing_id, model_id, revoked):
-    """A rollback's blessing (pipeline/continuous/revocations.py)."""
+    """A rollback's blessing (rollback/revocations.py)."""
     blessing = _blessing(model_id, not revoked)
     blessing.id = blessing_id
     blessing.set_int_custom_property(strategy.REVOKED, int(revoked))

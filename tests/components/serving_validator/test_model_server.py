@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from components.serving_validator.validate import validate_serving
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 pytestmark = pytest.mark.integration  # real TensorFlow and a served model
 
@@ -27,7 +27,7 @@ def _binary(tmp_path, command: str) -> str:
 
 
 def _settings(binary: str):
-    settings = PipelineConfig(model_name="digits").serving_check_settings()
+    settings = PipelineConfig.from_values(model_name="digits").serving_check_settings()
     return dataclasses.replace(settings, model_server=binary, rest_requests=8, timeout_s=120)
 
 
@@ -53,8 +53,8 @@ def test_a_model_server_that_exits_fails_the_check_and_says_why(exported_model, 
 
 
 def test_a_local_run_refuses_a_model_server_that_is_not_an_executable(tmp_path):
-    from pipeline.commands import _check_model_server
-    from pipeline.errors import UsageError
+    from cli.commands import _check_model_server
+    from core.errors import UsageError
     with pytest.raises(UsageError, match="--model-server .*: not an executable file"):
         _check_model_server(str(tmp_path / "missing"))
 

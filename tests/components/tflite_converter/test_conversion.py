@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from components.image_pusher.tflite_publish import publish_tflite
-from components.common.images import pixel_decoder
+from core.images import pixel_decoder
 from components.tflite_converter import conversion as tflite, tflite_metadata
 from components.tflite_converter.client_inputs import decoded_split, split_batches
 from components.tflite_converter.settings import TFLiteSettings
@@ -137,13 +137,19 @@ def test_bad_settings_are_refused():
 
 def _examples_artifact(tmp_path, make_image, side=8):
     """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from pipeline.local.ingest_command import run_ingest
     for i in range(12):
         make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(side, side), mode="L",
                    seed=i)
     out = tmp_path / "examples"
-    run_ingest(PipelineConfig(data=str(tmp_path / "data"), output=str(out), eval_percent=40))
+    run_ingest(
+    PipelineConfig.from_values(
+        data=str(
+            tmp_path /
+            "data"),
+            output=str(out),
+             eval_percent=40))
     for split in ("train", "eval"):
         (out / split).rename(out / f"Split-{split}")
     return str(out)
@@ -202,7 +208,7 @@ def test_a_conversion_writes_its_files_or_nothing_and_publishes_as_a_version(
 
 
 def test_a_conversion_that_loses_too_much_falls_back_to_heavier_ones(trained, tmp_path,
-                                                                      make_image):
+                                                                     make_image):
     examples, model = _examples_artifact(tmp_path, make_image), _with_assets(trained)
     # A gate none can pass: every conversion from int8 to float32 is tried, none written.
     refused = _convert(model, examples, tmp_path / "refused", "int8", -1.0)
@@ -221,7 +227,7 @@ def test_a_conversion_that_loses_too_much_falls_back_to_heavier_ones(trained, tm
 
 
 def test_images_larger_than_the_model_are_taken_whole_and_shrunk_inside(trained, tmp_path,
-                                                                          make_image):
+                                                                        make_image):
     examples, model = _examples_artifact(tmp_path, make_image, side=24), _with_assets(trained)
     # Tolerance 1: random images, any accuracy passes; the file's input is what is checked.
     result = _convert(model, examples, tmp_path / "big", "none", 1.0)
@@ -307,7 +313,7 @@ def test_held_back_output_is_shown_when_the_conversion_fails(capfd, monkeypatch)
 
 
 def test_a_split_is_read_in_batches_in_order_and_up_to_the_limit(tmp_path):
-    from components.common.contract import IMAGE_KEY, LABEL_KEY
+    from core.contract import IMAGE_KEY, LABEL_KEY
     images = np.random.default_rng(3).integers(0, 256, (150, 8, 8, 1), dtype=np.uint8)
     split = tmp_path / "Split-eval"
     split.mkdir()

@@ -2,8 +2,8 @@
 import pytest
 from tfx.types import standard_artifacts, standard_component_specs as keys
 
-from components.common.contract import CONVERTED_PROPERTY, REASON_PROPERTY, TFLITE_MODEL_KEY
-from components.common.parameters import encode
+from core.contract import CONVERTED_PROPERTY, REASON_PROPERTY, TFLITE_MODEL_KEY
+from core.parameters import encode
 from components.tflite_converter import executor
 from components.tflite_converter.settings import TFLiteSettings
 

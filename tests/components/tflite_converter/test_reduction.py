@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from components.common.images import pixel_decoder
+from core.images import pixel_decoder
 from components.tflite_converter.client_inputs import client_decoder
 from components.tflite_converter.reduction import (MAX_FACTOR, reduce_pixels,
                                                    reduction_factor, triangle_taps)

@@ -11,6 +11,7 @@ from modules.network_registry import BACKBONE_NAMES, backbone as registered
 from modules.networks.backbones import (BackboneInput, WeightsError, backbone_of,
                                         build_backbone_model, build_network,
                                         save_backbone_weights, unfreeze_top)
+from tests.support.paths import MNIST_PNG
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -59,9 +60,8 @@ def test_fine_tuning_opens_only_the_top_blocks_and_never_batch_norm(name):
 def _digits(count=64, side=32):
     """Real scans: the bundled MNIST digits, as RGB at `side` px."""
     from PIL import Image
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data", "mnist_1k",
-                        "png")
-    paths = sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files)[:count]
+    paths = sorted(os.path.join(d, f) for d, _, files in os.walk(MNIST_PNG)
+                   for f in files)[:count]
     images = [np.asarray(Image.open(p).convert("RGB").resize((side, side))) for p in paths]
     labels = [int(os.path.basename(os.path.dirname(p))) % 4 for p in paths]
     return np.stack(images).astype(np.float32), np.eye(4)[labels]

@@ -7,7 +7,7 @@ import pytest
 
 from modules.networks.keras_model import build_model
 from modules.networks import space
-from tests.tuning_params import PARAMS
+from tests.support.tuning_params import PARAMS
 
 
 def _space(params, side=28):

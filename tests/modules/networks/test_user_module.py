@@ -1,15 +1,13 @@
 """A user's module file: loaded from its text, wrapped, and refused with file and line."""
-import os
-
 import pytest
 import tensorflow as tf
 
 from modules.networks import user_module
 from modules.networks.summaries import HISTOGRAM_SUMMARY, IMAGE_SUMMARY
 from modules.networks.user_module import ModuleFileError
+from tests.support.paths import EXAMPLE_MODULE
 
-EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "modules", "examples",
-                       "tiny_convnet.py")  # the repository's, three folders up
+EXAMPLE = str(EXAMPLE_MODULE)
 GOOD = """
 import tf_keras as keras
 

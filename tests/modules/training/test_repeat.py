@@ -7,7 +7,7 @@ import tf_keras as keras
 
 from modules.training.repeat import (first_interruption, fit_interruption, repeat_flags,
                                      repeat_record)
-from tests.tuning_params import PARAMS
+from tests.support.tuning_params import PARAMS
 
 
 def test_the_flags_pin_the_decided_epochs_and_turn_the_budget_off():

@@ -14,7 +14,7 @@ from modules.schedule import Schedule, WarmupCosine
 from modules.training.time_cap import (PACE_BOUNDS, EpochClock, FitTimeCap, affordable_epochs,
                                        cap_from_run_clock, capped_epochs, first_and_steady,
                                        measured_cap, probe_epochs)
-from tests.tuning_params import PARAMS
+from tests.support.tuning_params import PARAMS
 
 
 def test_the_first_epoch_is_counted_once_and_the_steady_ones_project_the_rest():

@@ -1,15 +1,14 @@
 """`imagepipe ingest`: TFRecords, labels and report, published atomically."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
 
-from pipeline.config import PipelineConfig
-from pipeline.errors import UsageError
+from settings.config import PipelineConfig
+from core.errors import UsageError
 from pipeline.local.ingest_command import run_ingest
+from tests.support.cli import imagepipe
 
 pytestmark = pytest.mark.integration  # real TensorFlow, Keras, Beam or TFT work
 
@@ -29,7 +28,11 @@ def _count(pattern):
 def test_ingest_writes_gzipped_splits_labels_and_report(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
     out = tmp_path / "out"
-    report = run_ingest(PipelineConfig(data=str(data), output=str(out), eval_percent=30))
+    report = run_ingest(
+    PipelineConfig.from_values(
+        data=str(data),
+        output=str(out),
+         eval_percent=30))
     assert _count(str(out / "train" / "*.tfrecord.gz")) == report["splits"]["train"]
     assert _count(str(out / "eval" / "*.tfrecord.gz")) == report["splits"]["eval"]
     assert sum(report["splits"].values()) == 10
@@ -39,7 +42,7 @@ def test_ingest_writes_gzipped_splits_labels_and_report(tmp_path, make_image):
 
 def test_reingest_replaces_the_old_output_and_leaves_no_temp_dirs(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
-    config = PipelineConfig(data=str(data), output=str(tmp_path / "out"))
+    config = PipelineConfig.from_values(data=str(data), output=str(tmp_path / "out"))
     run_ingest(config)
     (data / "dog" / "0.png").unlink()
     report = run_ingest(config)
@@ -52,17 +55,15 @@ def test_a_foreign_non_empty_output_is_refused(tmp_path, make_image):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "precious.txt").write_text("keep me")
     with pytest.raises(UsageError, match="not an earlier ingest's output"):
-        run_ingest(PipelineConfig(data=str(data), output=str(tmp_path / "out")))
+        run_ingest(PipelineConfig.from_values(data=str(data), output=str(tmp_path / "out")))
     assert (tmp_path / "out" / "precious.txt").read_text() == "keep me"
 
 
 def test_failed_strict_ingest_exits_1_and_publishes_nothing(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
     (data / "cat" / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
-    script = os.path.join(os.path.dirname(sys.executable), "imagepipe")
-    result = subprocess.run([script, "ingest", "--data", str(data), "--output",
-                             str(tmp_path / "out"), "--strict"],
-                            capture_output=True, text=True, timeout=300)
+    result = imagepipe("ingest", "--data", data, "--output", tmp_path / "out", "--strict",
+                       timeout=300)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "pipeline failed in ingest: ValueError: --strict: 1 file(s)" in result.stderr
@@ -73,7 +74,7 @@ def test_failed_strict_ingest_exits_1_and_publishes_nothing(tmp_path, make_image
 def test_same_ingestion_runs_on_multiprocessing_workers(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image, per_class=20)
     args = "--direct_running_mode=multi_processing --direct_num_workers=2"
-    report = run_ingest(PipelineConfig(data=str(data), output=str(tmp_path / "out"),
-                                       beam_args=args))
+    report = run_ingest(PipelineConfig.from_values(data=str(data), output=str(tmp_path / "out"),
+                                                   beam_args=args))
     assert sum(report["splits"].values()) == 40
     assert _count(str(tmp_path / "out" / "*" / "*.tfrecord.gz")) == 40

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from components.common.contract import SPLITS
+from core.contract import SPLITS
 from components.image_example_gen.options import split_index
-from pipeline import cli
-from pipeline.config import PipelineConfig
+from cli import main as cli
+from settings.config import PipelineConfig
 from pipeline.local.inspect import format_summary, inspect_data
 
 CLASSES = ("daisy", "rose", "tulip")
@@ -82,7 +82,7 @@ def _plant(root, rng: random.Random, buckets):
 
 
 def test_planted_defects_are_found_and_clean_images_are_not(tmp_path):
-    options = PipelineConfig(data=str(tmp_path)).ingest_options()
+    options = PipelineConfig.from_values(data=str(tmp_path)).ingest_options()
     planted, clean = _plant(tmp_path / "data", random.Random(7), options.buckets)
     result = inspect_data(str(tmp_path / "data"), options, processes=2)
 
@@ -133,7 +133,7 @@ def test_splits_the_data_gives_are_kept_and_their_leaks_reported(tmp_path, make_
             make_image(tmp_path / split / "a" / f"{i}.png", size=(16, 16), seed=i)
     (tmp_path / "eval" / "a" / "copy.png").write_bytes(
         (tmp_path / "train" / "a" / "0.png").read_bytes())
-    options = PipelineConfig(data=str(tmp_path)).ingest_options()
+    options = PipelineConfig.from_values(data=str(tmp_path)).ingest_options()
     result = inspect_data(str(tmp_path), options, processes=1)
     assert result["split"] == {"rule": "given", "moved": 0}
     assert result["leakage"]["count"] >= 1

@@ -3,8 +3,8 @@ import os
 import subprocess
 import sys
 
-from components.common.contract import decode_cache_folder, decode_cache_owner
-from pipeline.config import PipelineConfig
+from core.contract import decode_cache_folder, decode_cache_owner
+from settings.config import PipelineConfig
 from pipeline.local import state
 
 
@@ -31,11 +31,11 @@ def test_cache_folder_names_carry_their_process():
 
 
 def test_the_state_folder_is_the_output_when_local_and_named_for_a_bucket(tmp_path):
-    assert PipelineConfig(output=str(tmp_path)).state_path == str(tmp_path)
-    remote = PipelineConfig(output="gs://b/run", pipeline_name="flowers").state_path
+    assert PipelineConfig.from_values(output=str(tmp_path)).state_path == str(tmp_path)
+    remote = PipelineConfig.from_values(output="gs://b/run", pipeline_name="flowers").state_path
     assert remote.startswith(os.path.expanduser("~/.cache/imagepipe/flowers-"))
-    assert remote == PipelineConfig(output="gs://b/run/").state_path.replace(
+    assert remote == PipelineConfig.from_values(output="gs://b/run/").state_path.replace(
         "imagepipe-", "flowers-")  # one folder per output, whatever the trailing slash
-    given = PipelineConfig(output="gs://b/run", state_dir=str(tmp_path / "s"))
+    given = PipelineConfig.from_values(output="gs://b/run", state_dir=str(tmp_path / "s"))
     assert given.state_path == str(tmp_path / "s")
     assert given.metadata_path == str(tmp_path / "s" / "metadata.sqlite")

@@ -2,11 +2,11 @@
 import shutil
 
 from components.image_example_gen.readers.formats import list_dataset
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 from pipeline.planning.data_facts import data_facts
 from pipeline.planning.plan import make_plan
 
-OPTIONS = PipelineConfig().ingest_options()
+OPTIONS = PipelineConfig.from_values().ingest_options()
 
 
 def _facts(root):
@@ -14,7 +14,8 @@ def _facts(root):
 
 
 def _epochs_reason(root, facts) -> str:
-    return make_plan(PipelineConfig(data=str(root)), facts, "cpu", 8 << 30).reasons["epochs"]
+    return make_plan(PipelineConfig.from_values(data=str(root)),
+                     facts, "cpu", 8 << 30).reasons["epochs"]
 
 
 def test_a_hashed_split_is_counted_by_path_and_the_plan_says_copies_may_move(mnist_subset):

@@ -2,10 +2,10 @@
 import pytest
 
 from components.image_example_gen.readers.folder_tree import DatasetError, list_class_folders
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 from pipeline.planning.data_probe import probe_images
 
-OPTIONS = PipelineConfig().ingest_options()
+OPTIONS = PipelineConfig.from_values().ingest_options()
 
 
 def test_mnist_digits_are_28_pixels_and_grayscale(mnist_subset):
@@ -31,8 +31,8 @@ def test_no_readable_image_is_a_dataset_error(tmp_path):
 
 
 def test_a_span_patterns_facts_accept_a_groups_file_naming_every_spans_images(tmp_path,
-                                                                               make_image):
-    from pipeline.config import PipelineConfig
+                                                                              make_image):
+    from settings.config import PipelineConfig
     from pipeline.planning.resolve import read_data_facts
     rows = ["path,group"]
     for span in (1, 2):
@@ -44,6 +44,6 @@ def test_a_span_patterns_facts_accept_a_groups_file_naming_every_spans_images(tm
         (tmp_path / f"span-{span}" / "_SUCCESS").touch()  # complete: ready at once
     groups = tmp_path / "groups.csv"
     groups.write_text("\n".join(rows) + "\n")
-    config = PipelineConfig(data=str(tmp_path / "span-{SPAN}"), groups=str(groups))
+    config = PipelineConfig.from_values(data=str(tmp_path / "span-{SPAN}"), groups=str(groups))
     facts = read_data_facts(config)  # each span holds half of the file's paths
     assert facts.classes == 2

@@ -1,8 +1,8 @@
 """--time-budget in the plan: the training cap, why, and budgets refused before a run."""
 import pytest
 
-from pipeline.config import ConfigError, PipelineConfig
-from pipeline.errors import UsageError
+from settings.config import ConfigError, PipelineConfig
+from core.errors import UsageError
 from pipeline.planning import rules
 from pipeline.planning.data_facts import DataFacts
 from pipeline.planning.model_source import ModelSource
@@ -13,7 +13,7 @@ DIGITS = DataFacts(10, 800, 200, 28, 28, 28, 1)
 
 
 def _plan(**flags):
-    return make_plan(PipelineConfig(**flags), DIGITS, "cpu", 24 << 30)
+    return make_plan(PipelineConfig.from_values(**flags), DIGITS, "cpu", 24 << 30)
 
 
 def test_the_cap_is_the_budget_minus_the_other_stages():
@@ -60,7 +60,7 @@ def test_without_a_budget_nothing_is_capped_and_the_schedule_is_the_same():
 
 def test_a_run_on_this_machines_cpu_gets_a_budget_unless_told_otherwise():
     plan = _plan()
-    assert plan.config.time_budget == rules.CPU_TIME_BUDGET and plan.train_cap_s > 0
+    assert plan.config.training.time_budget == rules.CPU_TIME_BUDGET and plan.train_cap_s > 0
     why = plan.reasons["time_budget"]
     assert why.startswith(f"{rules.CPU_TIME_BUDGET} on CPU") and "--time-budget none" in why
     assert plan.to_json()["values"]["time_budget_s"] == 540
@@ -78,16 +78,16 @@ def test_a_run_on_this_machines_cpu_gets_a_budget_unless_told_otherwise():
 def test_no_budget_is_planned_where_it_does_not_belong(flags, hardware, runs_here, why):
     source = (ModelSource("backbone", "mobilenet_v2", weights="imagenet")
               if flags.get("model") else None)
-    plan = make_plan(PipelineConfig(**flags), DIGITS, hardware, 24 << 30, source,
+    plan = make_plan(PipelineConfig.from_values(**flags), DIGITS, hardware, 24 << 30, source,
                      runs_here=runs_here)
-    assert (plan.config.time_budget, plan.train_cap_s) == (None, None)
+    assert (plan.config.training.time_budget, plan.train_cap_s) == (None, None)
     assert why in plan.reasons["time_budget"]
 
 
 def test_a_planned_budget_too_small_for_huge_data_keeps_its_least_cap_and_says_so():
     huge = DataFacts(10, 900_000, 100_000, 28, 28, 28, 1)
-    plan = make_plan(PipelineConfig(epochs=20), huge, "cpu", 24 << 30)  # not refused
-    assert plan.config.time_budget == rules.CPU_TIME_BUDGET
+    plan = make_plan(PipelineConfig.from_values(epochs=20), huge, "cpu", 24 << 30)  # not refused
+    assert plan.config.training.time_budget == rules.CPU_TIME_BUDGET
     assert plan.train_cap_s == rules.BUDGET_MIN_TRAINING_S  # kept, not dropped
     assert plan.trainer_params().train_cap_s == rules.BUDGET_MIN_TRAINING_S
     # The Trainer re-sizes it within the same 9 minutes.
@@ -113,4 +113,4 @@ def test_a_budget_too_small_for_the_other_stages_is_a_usage_error_naming_the_fla
 ])
 def test_bad_budgets_are_refused_at_construction(flags, words):
     with pytest.raises(ConfigError, match=words):
-        PipelineConfig(**flags)
+        PipelineConfig.from_values(**flags)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from components.common.intervals import wilson
+from core.intervals import wilson
 from components.image_evaluator.settings import AuditSettings
 
 pytestmark = pytest.mark.integration  # a real SavedModel

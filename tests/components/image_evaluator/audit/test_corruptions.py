@@ -1,5 +1,4 @@
 """Corruptions: each severity moves the pixels further, inside [0, 255], shape kept."""
-import os
 import subprocess
 import sys
 
@@ -8,8 +7,7 @@ import pytest
 
 from components.image_evaluator.audit.corruptions import (CORRUPTIONS, SEVERITIES, blur_sigma,
                                                 gaussian_blur)
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tests.support.paths import REPO
 
 
 def _images(channels):

@@ -19,8 +19,8 @@ SIDE = 64  # MobileNetV2's last features are 2x2 here (1x1 at 32 px: no Grad-CAM
 @pytest.fixture(scope="module")
 def tft_output(tmp_path_factory):
     """A real Transform output at SIDE px, RGB, over twelve ingested images."""
-    import tests.transformed as transformed
-    from tests.conftest import write_image
+    import tests.support.transformed as transformed
+    from tests.support.images import write_image
     root = tmp_path_factory.mktemp("audit_tft")
     examples_dir, _ = transformed.ingest(root, write_image, 3)
     with pytest.MonkeyPatch.context() as patch:

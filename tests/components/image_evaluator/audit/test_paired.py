@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from components.common.intervals import paired_difference
+from core.intervals import paired_difference
 from components.image_evaluator.audit.paired import baseline_comparison, compare
 
 

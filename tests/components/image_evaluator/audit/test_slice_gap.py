@@ -1,7 +1,7 @@
 """The slice gap's intervals and the gap judged at each slice's Wilson upper bound."""
 import pytest
 
-from components.common.intervals import wilson
+from core.intervals import wilson
 from components.image_evaluator.audit.slice_gap import slice_gap, with_intervals
 
 

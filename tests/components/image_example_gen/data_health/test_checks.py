@@ -1,7 +1,7 @@
 """leakage, imbalance, slices, the groups CSV and the report section."""
 import pytest
 
-from components.common.contract import ASPECT_SLICE_KEY, COLOR_SLICE_KEY, GROUP_KEY, SIZE_SLICE_KEY
+from core.contract import ASPECT_SLICE_KEY, COLOR_SLICE_KEY, GROUP_KEY, SIZE_SLICE_KEY
 from components.image_example_gen.data_health import report
 from components.image_example_gen.data_health.groups import HealthItem
 from components.image_example_gen.data_health.groups_csv import groups_digest, read_groups
@@ -28,7 +28,7 @@ def test_eval_images_with_train_copies_are_leaked():
 
 def test_imbalance_ratio_tiny_classes_and_remedy():
     assert imbalance({"a": 100, "b": 100}) == {"ratio": 1.0, "tiny_classes": [],
-                                                "remedy": "none"}
+                                               "remedy": "none"}
     found = imbalance({"a": 400, "b": 100, "c": 100, "d": 5})
     assert found == {"ratio": 80.0, "tiny_classes": ["d"], "remedy": "class weights"}
     assert imbalance({"a": 30, "b": 0})["remedy"] == "class weights"

@@ -8,7 +8,7 @@ import tensorflow as tf
 from PIL import Image
 
 from components.image_example_gen.encoding import encode
-from pipeline.config import DEFAULT_MAX_PIXELS
+from settings.config import DEFAULT_MAX_PIXELS
 
 _encode = functools.partial(encode.encode_image, max_pixels=DEFAULT_MAX_PIXELS)
 

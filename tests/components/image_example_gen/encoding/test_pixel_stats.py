@@ -1,6 +1,5 @@
 """pixel_stats: brightness bucket and grayscale of decoded images, as ingestion records them."""
 import io
-import pathlib
 import subprocess
 import sys
 
@@ -9,9 +8,7 @@ import pytest
 from PIL import Image
 
 from components.image_example_gen.encoding import encode
-
-REPO = pathlib.Path(__file__).resolve().parents[4]
-MNIST_PNG = REPO / "data" / "mnist_1k" / "png"
+from tests.support.paths import MNIST_PNG, REPO
 
 
 def _decoded(image: Image.Image, fmt: str, **save) -> Image.Image:

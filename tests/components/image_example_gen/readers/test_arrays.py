@@ -1,7 +1,6 @@
 """IDX and .npz: validated listing, chunked reading, lossless PNG encoding."""
 import gzip
 import io
-import pathlib
 import shutil
 
 import numpy as np
@@ -11,8 +10,8 @@ from PIL import Image
 
 from components.image_example_gen.readers import arrays
 from components.image_example_gen.readers.folder_tree import DatasetError
+from tests.support.paths import MNIST_IDX
 
-MNIST_IDX = pathlib.Path(__file__).resolve().parents[4] / "data" / "mnist_1k" / "idx"
 
 
 def _idx_bytes(array: np.ndarray) -> bytes:
@@ -112,13 +111,13 @@ def test_png_encoding_is_lossless(shape):
 
 
 def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from components.image_example_gen.readers.units import read_unit
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((3, 5, 7, 3), np.uint8),
                 y_train=np.array([0, 1, 0]))
     listing = arrays.list_npz(path)
     (split, record, fact, _), *_ = read_unit(
-        listing.files[0], path, listing.classes, PipelineConfig().ingest_options(),
+        listing.files[0], path, listing.classes, PipelineConfig.from_values().ingest_options(),
         lambda relpath: "hashed")
     assert (split, fact) == ("hashed", ("hashed", 0, "0", "5x7x3", 0, 1))  # black, grey
     feature = tf.train.Example.FromString(record).features.feature
@@ -128,11 +127,11 @@ def test_array_examples_record_the_array_shape_without_decoding(tmp_path):
 
 
 def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
-    from pipeline.config import PipelineConfig
+    from settings.config import PipelineConfig
     from components.image_example_gen.readers.units import read_unit
     path = _npz(tmp_path / "d.npz", x_train=np.zeros((2, 12, 12), np.uint8),
                 y_train=np.array([0, 1]))
     listing = arrays.list_npz(path)
     with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
         list(read_unit(listing.files[0], path, listing.classes,
-                       PipelineConfig(max_pixels=100).ingest_options(), lambda relpath: "hashed"))
+                       PipelineConfig.from_values(max_pixels=100).ingest_options(), lambda relpath: "hashed"))

@@ -4,7 +4,7 @@ import pytest
 
 from components.image_example_gen.readers.folder_tree import DatasetError
 from components.image_example_gen.readers.formats import detect_format, list_dataset
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 
 
 @pytest.mark.parametrize("names, expected", [
@@ -22,14 +22,14 @@ def test_format_is_detected_from_names(tmp_path, names, expected):
 def test_a_single_npz_file_is_a_dataset(tmp_path):
     path = tmp_path / "d.npz"
     np.savez(path, x_train=np.zeros((4, 3, 3), np.uint8), y_train=np.arange(4))
-    listing = list_dataset(str(path), PipelineConfig().ingest_options())
+    listing = list_dataset(str(path), PipelineConfig.from_values().ingest_options())
     assert (listing.format, listing.classes) == ("npz", ["0", "1", "2", "3"])
 
 
 def test_explicit_format_overrides_detection(tmp_path, make_image):
     make_image(tmp_path / "a" / "1.png")
     with pytest.raises(DatasetError, match="expected train-images-idx3-ubyte"):
-        list_dataset(str(tmp_path), PipelineConfig(format="idx").ingest_options())
+        list_dataset(str(tmp_path), PipelineConfig.from_values(format="idx").ingest_options())
 
 
 def test_an_ingest_output_is_detected_as_tfrecords(tmp_path):
@@ -46,7 +46,8 @@ def test_groups_rows_are_checked_against_array_examples(tmp_path):
 
     def listed(rows):
         groups.write_text(rows)
-        return list_dataset(str(path), PipelineConfig(groups=str(groups)).ingest_options())
+        return list_dataset(str(path), PipelineConfig.from_values(
+            groups=str(groups)).ingest_options())
     assert listed("d.npz:x_train#0,a\nd.npz:x_train#3,b\n").groups == {
         "d.npz:x_train#0": "a", "d.npz:x_train#3": "b"}
     for row in ("d.npz:x_train#4,a", "d.npz:x_test#0,a", "d.npz:x_train,a", "x_train#1,a",

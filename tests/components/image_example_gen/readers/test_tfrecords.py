@@ -7,11 +7,11 @@ from PIL import Image
 
 from components.image_example_gen.encoding.encode import pixel_stats
 from components.image_example_gen.readers.folder_tree import DatasetError
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
 from components.image_example_gen.readers.units import read_unit
 from components.image_example_gen.readers.tfrecords import RecordFile, list_tfrecord
 
-FOREIGN = PipelineConfig(image_key="img", label_key="lbl").ingest_options()
+FOREIGN = PipelineConfig.from_values(image_key="img", label_key="lbl").ingest_options()
 
 
 def _hash(relpath):
@@ -64,7 +64,7 @@ def test_missing_key_error_lists_the_keys_that_exist(tmp_path, pngs):
     path = write_records(tmp_path / "x.tfrecord", pngs)
     with pytest.raises(DatasetError, match=r"--image-key 'image/encoded' .* have: img \(bytes\), "
                                            r"lbl \(int64\), note \(float\)"):
-        list_tfrecord(str(path), PipelineConfig().ingest_options())
+        list_tfrecord(str(path), PipelineConfig.from_values().ingest_options())
 
 
 def test_truncated_file_keeps_whole_records_and_reports_the_rest(tmp_path, pngs):

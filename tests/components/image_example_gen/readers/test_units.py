@@ -1,7 +1,5 @@
 """array_pixel_stats and array_health: array datasets get the pixel statistics and hashes
 that image files get."""
-import pathlib
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -10,9 +8,9 @@ from components.image_example_gen.data_health import hashing
 from components.image_example_gen.encoding.encode import perceptual_hash, pixel_stats
 from components.image_example_gen.readers import arrays
 from components.image_example_gen.readers.units import array_health, array_pixel_stats, read_unit
-from pipeline.config import PipelineConfig
+from settings.config import PipelineConfig
+from tests.support.paths import MNIST_IDX
 
-MNIST_IDX = pathlib.Path(__file__).resolve().parents[4] / "data" / "mnist_1k" / "idx"
 
 
 def _mnist_eval() -> np.ndarray:
@@ -52,7 +50,7 @@ def test_npz_examples_carry_their_pixel_stats(tmp_path):
     np.savez(path, x_train=digits, y_train=np.arange(20) % 3)
     listing = arrays.list_npz(str(path))
     items = list(read_unit(listing.files[0], str(path), listing.classes,
-                           PipelineConfig().ingest_options(), lambda relpath: "train"))
+                           PipelineConfig.from_values().ingest_options(), lambda relpath: "train"))
     assert [fact[4:] for _, _, fact, _ in items] == array_pixel_stats(digits)
 
 

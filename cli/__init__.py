@@ -1,0 +1,1 @@
+"""The `imagepipe` command: flags generated from the settings, and what each subcommand does."""

@@ -1,1 +1,0 @@
-"""What the components share: storage, the contract, parameters, versions, the TFX adapter."""

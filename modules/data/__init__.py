@@ -1,1 +1,0 @@
-"""The train data as the Trainer reads it: decode caches, class weights."""

@@ -1,1 +1,0 @@
-"""Continuous training's commands: `imagepipe versions` and `imagepipe rollback`."""
