@@ -1,9 +1,9 @@
 """One typed convention for every stage's settings: a frozen dataclass, sent as primitives.
 
-Each stage declares its settings as a dataclass whose defaults live in
-pipeline/ (pipeline/README.md, "Where defaults live", says which optional
-fields default to off, and why). The same two functions carry any such
-dataclass over every hop TFX offers:
+Each stage declares its settings as a dataclass. Where the user sets all of it, the
+dataclass is the config's section and holds its defaults and help through `setting`
+(below; settings/README.md says where each default lives). The same two functions carry
+any such dataclass over every hop TFX offers:
 
 - a custom component: one typed ExecutionParameter per field
   (`execution_parameters`), the values from `encode`, read back by `decode`;

@@ -14,6 +14,7 @@ from typing import Optional
 from core import parameters
 # Which networks exist: the one registry. Re-exported: the planner and the
 # trainer ask params which names are backbones.
+from modules import network_registry
 from modules.network_registry import BACKBONE_NAMES, MODELS, MODULE  # noqa: F401
 
 CUSTOM_CONFIG_KEY = "trainer_params"
@@ -101,7 +102,8 @@ class TrainerParams:
     after_fit_s: Optional[float] = None
 
     def __post_init__(self):
-        if self.model not in MODELS:
+        # The registry's table, read now: a network registered after import counts too.
+        if self.model != MODULE and self.model not in network_registry.NETWORKS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if (self.model == MODULE) != (self.module_source is not None):
             raise ValueError("model 'module' goes with a module file, and only it")

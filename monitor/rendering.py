@@ -15,7 +15,7 @@ from PIL import Image
 from components.image_evaluator.audit.render import thumbnail
 from monitor.alerts import alerting
 from report.page import STYLE
-from report.sections import esc
+from report.html_sections import esc
 
 
 class Row(NamedTuple):

@@ -6,9 +6,9 @@ relative links to files beside it). build.py writes it.
 from typing import List, Sequence, Tuple
 
 from core.contract import MODEL_CARD_HTML
-from report import sections, verdicts
+from report import html_sections as sections, verdicts
 from report.console import continuous_lines
-from report.sections import esc
+from report.html_sections import esc
 
 # The pictures build.py draws, each shown under the section it belongs to.
 PREDICTIONS = ("gallery.png", "confusion_matrix.png", "per_class_accuracy.png")

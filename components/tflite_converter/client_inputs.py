@@ -10,7 +10,7 @@ ARGBScale, kFilterBilinear), aspect not kept, no crop. TensorFlow's JPEG decoder
 its stb_image, nor its fixed-point bilinear TensorFlow's: on the flowers eval photos
 the two inputs differed by 1.0 level of 255 on average (5 at most), and the file's
 predictions on them agreed on 98.8-99.4% of photos, its accuracy within 2 photos of 655
-(docs/results/2026-11-29-tflite-client.md). tests/test_e2e_tflite_client.py holds the
+(docs/results/2026-11-29-tflite-client.md). tests/e2e/test_tflite_client.py holds the
 emulation to the real Task Library.
 """
 import functools

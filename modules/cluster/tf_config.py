@@ -3,8 +3,8 @@
 Light on purpose (no TensorFlow): the CLI checks a TF_CONFIG before
 anything runs. TensorFlow's own errors for a bad one come late, read
 unclearly, or never come: a worker-and-ps cluster without a chief made
-MultiWorkerMirroredStrategy wait forever, ignoring SIGTERM (measured
-2026-11-25; docs/training.md, "Training on several workers").
+MultiWorkerMirroredStrategy wait forever, ignoring SIGTERM (docs/training.md, "Training
+on several workers").
 """
 import json
 import os

@@ -1,6 +1,6 @@
 """A --tune search in the report and in the lines a run prints."""
 from report.console import tuning_lines
-from report.sections import tuning
+from report.html_sections import tuning
 
 TUNING = {
     "trials": [

@@ -42,7 +42,13 @@ def ingest(tmp_path, make_image, channels):
     images = [make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(SIZE, SIZE),
                          mode=mode, seed=i) for i in range(12)]
     out = tmp_path / "examples"
-    run_ingest(PipelineConfig.from_values(data=str(tmp_path / "data"), output=str(out), eval_percent=40))
+    run_ingest(
+    PipelineConfig.from_values(
+        data=str(
+            tmp_path /
+            "data"),
+            output=str(out),
+             eval_percent=40))
     return str(out), images
 
 
