@@ -168,11 +168,13 @@ def check_bounds(settings: Any) -> None:
 
 def bound_problems(settings: Any):
     """(field name, rule) for each field outside its `setting` bounds; None passes only
-    where it is the default (unset: planned, or off)."""
+    in an Optional field (unset: planned, off, or recovered by the stage)."""
     problems = []
+    hints = typing.get_type_hints(type(settings))
     for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
-        if field.metadata.get("low") is None or (value is None and field.default is None):
+        optional = _base_type(hints[field.name])[1]
+        if field.metadata.get("low") is None or (value is None and optional):
             continue
         if not _in_bounds(value, field.metadata):
             problems.append((field.name, _bound_rule(field.metadata)))

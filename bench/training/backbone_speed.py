@@ -3,7 +3,7 @@
     bash scripts/bench.sh training/backbone_speed  # images/s of each backbone
     bash scripts/bench.sh training/backbone_speed --flowers ~/datasets/flowers_photos
 
-Throughput: each backbone at its planned CPU size (pipeline/planning/rules.py's
+Throughput: each backbone at its planned CPU size (modules/network_registry.py's
 BACKBONE_SIZE_BY_HARDWARE), fed from memory, in the two phases of
 fine-tuning (head only: backbone frozen; then its top blocks open) and in
 inference; the built-in photo model at the same size is the baseline (ratio
@@ -70,7 +70,7 @@ def throughput_row(name: str, side: int, steps: int) -> dict:
 
 def throughput(steps: int) -> list:
     from modules.params import BACKBONE_NAMES
-    from settings.config import BACKBONE_SIZE_BY_HARDWARE
+    from modules.network_registry import BACKBONE_SIZE_BY_HARDWARE
     side = BACKBONE_SIZE_BY_HARDWARE["cpu"]
     rows = [throughput_row(name, side, steps) for name in ("photo", *BACKBONE_NAMES)]
     base = rows[0]

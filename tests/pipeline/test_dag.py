@@ -20,7 +20,8 @@ def planned(config, facts=DIGITS):
 @pytest.fixture
 def config(tmp_path):
     return PipelineConfig.from_values(data=str(tmp_path / "d"), output=str(tmp_path / "o"),
-                                      train_steps=123, accuracy_threshold=0.7, baseline_tolerance=0.02)
+                                      train_steps=123, accuracy_threshold=0.7,
+                                      baseline_tolerance=0.02)
 
 
 def test_components_are_the_nine_stages_in_order(config):

@@ -66,9 +66,9 @@ def test_the_log_holds_a_predict_log_per_classified_image(tmp_path, exported_mod
 def test_log_with_data_is_a_usage_error_pointing_at_the_jsonl_output(tmp_path):
     from cli.main import build_parser
     from cli.commands import command_predict
-    from settings.config import PipelineConfig
+    from settings import flags
     args = build_parser().parse_args(["predict", "--model", str(tmp_path), "--data",
                                       str(tmp_path), "--output", "p.jsonl", "--log", "r.tfr"])
     with pytest.raises(UsageError, match="--log is for IMAGE... files; with --data, the "
                                          "--output FILE.jsonl"):
-        command_predict(PipelineConfig.from_values(), args)
+        command_predict(*flags.parse(args))

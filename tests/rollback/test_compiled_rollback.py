@@ -41,20 +41,20 @@ def _served(config: PipelineConfig) -> dict:
 
 def test_rollback_on_a_pipeline_root_makes_no_state_folder_and_says_what_it_skipped(
         compiled, tmp_path, capsys):
-    assert cli.main(["rollback", "--output", compiled.output]) == 0
+    assert cli.main(["rollback", "--output", compiled.run.output]) == 0
     said = capsys.readouterr().out
     assert "serving version 200 (was 300)" in said
     assert "no local ML Metadata" in said and "pause its recurring run" in said
     assert _served(compiled) == {"imagepipe": {"pinned": 200, "rolled_back": [300]}}
     assert read_pointer(compiled.tflite_dir) == 100  # 200 has no TFLite
-    models_config = files.read_text(os.path.join(compiled.output, "serving", "models.config"))
+    models_config = files.read_text(os.path.join(compiled.run.output, "serving", "models.config"))
     assert "specific { versions: 200 }" in models_config
-    assert not files.exists(os.path.join(compiled.output, LOCK_OBJECT))  # released
+    assert not files.exists(os.path.join(compiled.run.output, LOCK_OBJECT))  # released
     assert not (tmp_path / "home").exists()  # no state folder, no lock file, no store
 
 
 def test_versions_lists_a_pipeline_root(compiled, capsys):
-    assert cli.main(["versions", "--output", compiled.output]) == 0
+    assert cli.main(["versions", "--output", compiled.run.output]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"imagepipe in {compiled.serving_dir}"
     assert [line.split()[0] for line in lines[2:]] == ["100", "200", "300"]
@@ -62,9 +62,9 @@ def test_versions_lists_a_pipeline_root(compiled, capsys):
 
 
 def test_a_rollback_holding_the_lock_object_turns_the_next_one_away(compiled, capsys):
-    files.write_text(os.path.join(compiled.output, LOCK_OBJECT), json.dumps(
+    files.write_text(os.path.join(compiled.run.output, LOCK_OBJECT), json.dumps(
         {"host": "elsewhere", "pid": 7, "started": time.time()}))
-    assert cli.main(["rollback", "--output", compiled.output]) == 2
+    assert cli.main(["rollback", "--output", compiled.run.output]) == 2
     assert "another imagepipe rollback is using it (host elsewhere, pid 7" in \
         capsys.readouterr().err
     assert serving_state(compiled.serving_dir) == ServingState(None, ())
@@ -75,7 +75,7 @@ def test_a_bucket_output_that_local_runs_use_keeps_their_run_lock(compiled, tmp_
     state = tmp_path / "state"
     state.mkdir()
     with output_lock(str(state)):
-        assert cli.main(["rollback", "--output", compiled.output, "--state-dir",
+        assert cli.main(["rollback", "--output", compiled.run.output, "--state-dir",
                          str(state)]) == 2
     assert "another imagepipe run is using it" in capsys.readouterr().err
     assert serving_state(compiled.serving_dir) == ServingState(None, ())

@@ -50,7 +50,8 @@ def test_drift_thresholds_must_be_finite_and_not_negative(value):
 
 
 def test_span_flags_are_checked_at_construction():
-    assert PipelineConfig.from_values().ingest.span is None and PipelineConfig.from_values().ingest.span_quiet == 600
+    ingest = PipelineConfig.from_values().ingest
+    assert ingest.span is None and ingest.span_quiet == 600
     with pytest.raises(ConfigError, match="--span needs a {SPAN} pattern in --data"):
         PipelineConfig.from_values(data="/data/photos", span=3)
     with pytest.raises(ConfigError, match="--span must be >= 0, got -1"):

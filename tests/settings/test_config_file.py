@@ -31,7 +31,8 @@ def test_precedence_is_default_then_file_then_flag(tmp_path, name, text):
 
 def test_config_show_output_is_itself_a_config_file(tmp_path):
     shown = tmp_path / "shown.yaml"
-    config = PipelineConfig.from_values(train_steps=9, tpu="local", image_size=64, augment_color=0.2,
+    config = PipelineConfig.from_values(train_steps=9, tpu="local", image_size=64,
+                                        augment_color=0.2,
                                         strict=True, learning_rate=1, quantize="float16",
                                         beam_args="--direct_num_workers=2 --runner=DirectRunner")
     shown.write_text(to_yaml(config))

@@ -19,7 +19,8 @@ def _run(data, out):
     pipeline = tfx.dsl.Pipeline(
         pipeline_name="cache_test", pipeline_root=str(out / "root"),
         components=[ImageExampleGen(input_base=str(data),
-                                    options=PipelineConfig.from_values().ingest_options())], enable_cache=True,
+                                    options=PipelineConfig.from_values().ingest_options())],
+        enable_cache=True,
         metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
             str(out / "mlmd.sqlite")),
         beam_pipeline_args=with_setup_file(

@@ -41,8 +41,9 @@ def _succeeded(result: subprocess.CompletedProcess) -> pathlib.Path:
 def test_a_tfjob_trainer_runs_its_replicas_with_the_operators_tf_config(
         tmp_path, mnist_subset, workers, ps, strategy):
     output = tmp_path / "root"
-    config = PipelineConfig.from_values(data=str(mnist_subset), output=str(output), train_steps=8,
-                                        accuracy_threshold=0.0, quantize="none", workers=workers, ps=ps)
+    config = PipelineConfig.from_values(data=str(mnist_subset), output=str(output),
+                                        train_steps=8, accuracy_threshold=0.0, quantize="none",
+                                        workers=workers, ps=ps)
     spec = compile_pipeline(config, "kubeflow", "example.com/imagepipe:test",
                             str(tmp_path / "spec.yaml"))
     run = _succeeded(run_local(spec))

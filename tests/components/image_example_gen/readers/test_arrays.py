@@ -133,5 +133,6 @@ def test_arrays_over_the_pixel_limit_fail_naming_the_file(tmp_path):
                 y_train=np.array([0, 1]))
     listing = arrays.list_npz(path)
     with pytest.raises(DatasetError, match=r"d.npz:x_train: 12x12 .* limit of 100"):
-        list(read_unit(listing.files[0], path, listing.classes,
-                       PipelineConfig.from_values(max_pixels=100).ingest_options(), lambda relpath: "hashed"))
+        options = PipelineConfig.from_values(max_pixels=100).ingest_options()
+        list(read_unit(listing.files[0], path, listing.classes, options,
+                       lambda relpath: "hashed"))
