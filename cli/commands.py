@@ -99,7 +99,7 @@ def command_predict(config: PipelineConfig, own: Own) -> None:
     if not own.predict.images or own.predict.output is not None:
         raise UsageError("give IMAGE... files, or --data DATA --output FILE")
     from prediction.predict import predict_files  # heavy: TensorFlow loads only here
-    lines, errors = predict_files(own.predict.model, own.predict.images,
+    lines, errors = predict_files(own.predict.model_path, own.predict.images,
                                   own.predict.top_k, own.predict.log)
     print("\n".join(lines))
     if errors:
@@ -118,8 +118,8 @@ def _predict_batch(config: PipelineConfig, own: Own) -> None:
     output_kind(output)  # the extension, before anything heavy loads
     if not files.is_remote(output):
         _check_output(os.path.dirname(output))
-    job = plan_job(own.predict.model, files.absolute(own.predict.data), output, own.predict.top_k,
-                   config.tfrecord.image_key)
+    job = plan_job(own.predict.model_path, files.absolute(own.predict.data), output,
+                   own.predict.top_k, config.tfrecord.image_key)
     from prediction.batch import run_batch_predict  # heavy: Beam loads only here
     predicted, failed = run_batch_predict(job, config.beam_pipeline_args)
     print(f"predicted {predicted:,} images, {failed:,} failed -> {output}")

@@ -30,7 +30,7 @@ machine, and says why (`imagepipe plan --data DIR`).
 def _flag(kind: type, field: dataclasses.Field) -> str:
     if field.metadata.get("positional"):
         return field.metadata.get("metavar") or field.name.upper()
-    return flag_of(kind, field.name)
+    return "`, `".join([flag_of(kind, field.name), *field.metadata.get("aliases", ())])
 
 
 def _row(kind: type, field: dataclasses.Field) -> str:

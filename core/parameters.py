@@ -115,19 +115,21 @@ def from_custom_config(settings: Type[T], key: str, custom_config: Dict[str, Any
 def setting(default: Any, help_text: str, *, flag: str = "", choices: tuple = (),
             example: str = "", planned: bool = False, low=None, high=None,
             low_open: bool = False, high_open: bool = False, finite: bool = False,
-            required: bool = False, positional: bool = False, metavar: str = ""):
+            required: bool = False, positional: bool = False, metavar: str = "",
+            aliases: tuple = ()):
     """A field of a settings section: its default, its help and its flag, written once.
 
     The CLI generates the flag (`--<section prefix><field>`, or `flag`), its help (with
     `example`, and "planned" for a default of None that the plan fills), `--config` checks
     the type and `choices`, and `bound_problems` the range [low, high] (open ends with
     `low_open`/`high_open`; `finite` refuses inf and nan). A `required` flag has no default;
-    a `positional` one takes the command's bare arguments (a tuple)."""
+    a `positional` one takes the command's bare arguments (a tuple). `aliases` are earlier
+    spellings of a renamed flag, which keep working."""
     return dataclasses.field(default=default, metadata={
         "help": help_text, "flag": flag, "choices": tuple(choices), "example": example,
         "planned": planned, "low": low, "high": high, "low_open": low_open,
         "high_open": high_open, "finite": finite, "required": required,
-        "positional": positional, "metavar": metavar})
+        "positional": positional, "metavar": metavar, "aliases": tuple(aliases)})
 
 
 def _bound_rule(meta: Dict[str, Any]) -> str:

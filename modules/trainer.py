@@ -7,7 +7,6 @@ whether a training repeats, and a cluster's other workers.
 import dataclasses
 import os
 import shutil
-import tempfile
 import time
 
 import tensorflow_transform as tft
@@ -26,16 +25,14 @@ from modules.training.decode_cache import CACHE_DIR, remove_caches
 from modules.distribution import select_strategy
 from modules.epoch_progress import add_fit_stats
 from modules.networks.keras_model import float32_copy
-from modules.params import BACKBONE_NAMES, TrainerParams, held_epochs
+from modules.params import BACKBONE_NAMES, TrainerParams
 from modules.schedule import phases, training_schedule
 from modules.signatures import export
 from modules.training.input_pipeline import image_shape, training_datasets
 from modules.training.model_setup import (build_compiled, class_weights_for, fit_phases,
                                           new_model, user_module_of)
-from modules.training.callbacks import backup_callback, backup_dir, tensorboard_freq
 from modules.training.repeat import first_interruption, repeat_record
-from modules.training.time_cap import (FitTimeCap, cap_from_run_clock, capped_epochs,
-                                       probe_epochs, untimed_cap)
+from modules.training.budget import cap_epochs, fit_cap as budget_callback
 from modules.training.starting_point import warm_start_decision, warm_start_record
 from modules.training.other_workers import scratch_folder, wait_for
 from modules.networks.space import apply as apply_tuned, weights_key
@@ -104,11 +101,11 @@ def _train(fn_args: FnArgs, params: TrainerParams, dist, run_dir: str, model_dir
         decision, schedule = warm_start_decision(fn_args, params, description, schedule)
         build = lambda s: build_compiled(params, dist, tft_output, len(labels),  # noqa: E731
                                          phases(params, s)[0], module)
-        time_cap, schedule, train, evaluation = _cap_epochs(params, dist, schedule, build,
+        time_cap, schedule, train, evaluation = cap_epochs(params, dist, schedule, build,
                                                             train, evaluation, datasets)
         first_phase = phases(params, schedule)[0]
         model = build_compiled(params, dist, tft_output, len(labels), first_phase, module)
-        fit_cap = _fit_cap(params, dist, schedule, first_phase, fn_args)
+        fit_cap = budget_callback(params, dist, schedule, first_phase, fn_args)
         warm = warm_start_record(model, decision, schedule.epochs, planned)
         weights = class_weights_for(fn_args, params, labels, dist)
         started = time.perf_counter()
@@ -158,64 +155,3 @@ def _fit_record(params: TrainerParams, dist, schedule, warm: dict, weights, time
                 time_cap=time_cap,
                 **repeat_record(params, decided, interrupted, started_from_state=bool(
                     warm["from"] or params.hyperparameters is not None)))
-
-
-def _one_fit(params: TrainerParams, dist) -> bool:
-    """One phase on one worker: where --time-budget's epochs are decided during the fit
-    (FitTimeCap); elsewhere a throwaway copy is timed first (_cap_epochs)."""
-    return not params.fine_tunes and dist.workers == 1 and not dist.coordinated
-
-
-def _fit_cap(params: TrainerParams, dist, schedule, phase, fn_args: FnArgs):
-    """The callback that caps this fit in --time-budget's training cap, or None: no
-    budget, decided before the fit, or too few epochs planned to time first.
-
-    Every fit of one phase on one worker reads its decay's end from a variable, with a
-    budget or without: the same graph either way, so that `--epochs k --time-budget none`
-    repeats a budgeted run that decided k to the last bit.
-    """
-    if not _one_fit(params, dist):
-        return None
-    with dist.strategy.scope():
-        phase.learning_rate.make_adjustable()
-    probe = params.hold_epochs
-    if params.train_cap_s is None or not held_epochs(schedule.epochs, probe):
-        return None
-    cap, took, sized = cap_from_run_clock(params)
-    print(f"          time budget: {sized or f'{cap:.0f} s to train'}; the first {probe} "
-          "epochs decide how many fit", flush=True)
-    return FitTimeCap(cap, schedule.epochs, schedule.steps_per_epoch, phase.learning_rate,
-                      probe, backup_dir(fn_args) + "-time-cap.json", (took, sized))
-
-
-def _cap_epochs(params: TrainerParams, dist, schedule, build, train, evaluation, datasets):
-    """(fit_stats' `time_cap`, the schedule of the epochs that fit in --time-budget's
-    training cap, and the datasets to train them on), timed on a throwaway model where
-    the fit cannot decide (_one_fit); with no budget, (None, and what it was given)."""
-    if params.train_cap_s is None:
-        return None, schedule, train, evaluation
-    if _one_fit(params, dist):
-        planned = schedule.epochs
-        too_few = None if held_epochs(planned, params.hold_epochs) else (
-            dataclasses.asdict(untimed_cap(params.train_cap_s, planned)))
-        return too_few, schedule, train, evaluation
-    cap_s, took, sized = cap_from_run_clock(params)
-    print(f"          time budget: {sized or f'{cap_s:.0f} s to train'}; timing "
-          f"{params.hold_epochs} epochs of a throwaway copy", flush=True)
-    with tempfile.TemporaryDirectory() as scratch:
-        per_epoch = [backup_callback(os.path.join(scratch, "backup"), dist),
-                     keras.callbacks.TensorBoard(scratch, update_freq=tensorboard_freq(
-                         params, dist))]
-        cap = capped_epochs(cap_s, schedule, params.hold_epochs,
-                            lambda n: probe_epochs(lambda: build(schedule), train, evaluation,
-                                                   schedule, n, per_epoch))
-    cap = dataclasses.replace(cap, before_fit_s=took, sized=sized)
-    print(f"          time budget: {cap.reason}", flush=True)
-    if cap.first_epoch_s is None:  # nothing was timed: nothing to redo
-        return dataclasses.asdict(cap), schedule, train, evaluation
-    # From here on exactly what `--epochs N` runs: the timing drew random numbers
-    # and advanced the datasets' shuffles.
-    keras.utils.set_random_seed(params.seed)
-    train, evaluation, _ = datasets()
-    return (dataclasses.asdict(cap), dataclasses.replace(schedule, epochs=cap.epochs),
-            train, evaluation)

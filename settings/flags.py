@@ -94,13 +94,13 @@ def _add(parser: argparse.ArgumentParser, section: str, field: dataclasses.Field
                             metavar=meta.get("metavar") or field.name.upper(),
                             choices=meta.get("choices") or None)
         return
-    flag = flag_of(kind, field.name)
+    flag = [flag_of(kind, field.name), *meta.get("aliases", ())]
     if base is bool:
         # A planned switch (default None) can be turned off as well as on.
         action = argparse.BooleanOptionalAction if field.default is None else "store_true"
-        parser.add_argument(flag, dest=dest, action=action, default=None, help=shown)
+        parser.add_argument(*flag, dest=dest, action=action, default=None, help=shown)
         return
-    parser.add_argument(flag, dest=dest, type=base, default=None, help=shown,
+    parser.add_argument(*flag, dest=dest, type=base, default=None, help=shown,
                         required=bool(meta.get("required")),
                         choices=meta.get("choices") or None,
                         metavar=meta.get("metavar") or field.name.upper())

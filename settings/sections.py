@@ -473,9 +473,12 @@ class CompileSettings:
 class PredictSettings:
     """`imagepipe predict`: which model, on which images, and where the answers go."""
 
-    model: Optional[str] = setting(
-        None, "a SavedModel version folder, a serving base folder (latest version), or a "
-              ".tflite file with labels.txt beside it (image files only)", required=True)
+    # A path, where `run --model` names a network: hence --model-path (--model still works).
+    model_path: Optional[str] = setting(
+        None, "the model to predict with: a SavedModel version folder, a serving base folder "
+              "(latest version), or a .tflite file with labels.txt beside it (image files "
+              "only). Example: --model-path outputs/serving/imagepipe", required=True,
+        metavar="MODEL", aliases=("--model",))
     top_k: int = setting(3, "classes shown per image", low=1)
     images: Tuple[str, ...] = setting((), "image files", positional=True, metavar="IMAGE")
     data: Optional[str] = setting(
