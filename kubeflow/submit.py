@@ -5,8 +5,9 @@
 
 The package is what `imagepipe compile --target kubeflow` wrote. kfp's client
 sends both YAML documents: the PipelineSpec and the Kubernetes platform spec
-(node selectors). With --dry-run, it parses the package exactly as the client
-does and prints the request body, without contacting a server.
+(node selectors). With --dry-run, it loads the package with kfp's public loader
+(`kfp.components.load_component_from_file`, the same multi-document parsing the client
+uses) and prints what would be sent, without contacting a server.
 
 Caching: KFP caches a step by its inputs. ImageExampleGen's input is the
 --data path, not the files in it, so after changing a dataset in place,
@@ -15,6 +16,18 @@ submit with --no-cache (or compile with a new --data path).
 import argparse
 import json
 import sys
+
+
+def dry_run(package: str) -> dict:
+    """What the client would send for `package`: the pipeline's name, schema and tasks, and
+    the platform spec, read with kfp's public component loader."""
+    from google.protobuf import json_format
+    from kfp import components  # heavy; after --help
+    loaded = components.load_component_from_file(package)
+    spec = json_format.MessageToDict(loaded.pipeline_spec)
+    platform = json_format.MessageToDict(loaded.platform_spec) or None
+    return {"pipeline": spec["pipelineInfo"]["name"], "schema": spec["schemaVersion"],
+            "tasks": sorted(spec["root"]["dag"]["tasks"]), "platform_spec": platform}
 
 
 def main(argv=None) -> int:
@@ -35,16 +48,10 @@ def main(argv=None) -> int:
     parser.add_argument("--dry-run", action="store_true",
                         help="parse the package as kfp's client does and print it")
     args = parser.parse_args(argv)
-    from kfp import client as kfp_client  # heavy; after --help
-
     if args.dry_run:
-        doc = kfp_client.client._extract_pipeline_yaml(args.package).to_dict()
-        spec = doc["pipeline_spec"]
-        print(json.dumps({"pipeline": spec["pipelineInfo"]["name"],
-                          "schema": spec["schemaVersion"],
-                          "tasks": sorted(spec["root"]["dag"]["tasks"]),
-                          "platform_spec": doc.get("platform_spec")}, indent=1))
+        print(json.dumps(dry_run(args.package), indent=1))
         return 0
+    from kfp import client as kfp_client  # heavy; after --help
     if not args.host:
         parser.error("--host is required unless --dry-run")
     result = kfp_client.Client(host=args.host, namespace=args.namespace)\

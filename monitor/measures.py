@@ -21,7 +21,7 @@ from components.drift_validator.span_statistics import GRAYSCALE, shares
 from monitor.features import ImageFeatures
 
 Statistics = statistics_pb2.DatasetFeatureStatisticsList
-INPUT_FEATURES = ("brightness", "size", "grayscale")  # PipelineConfig's drift_<feature>
+INPUT_FEATURES = ("brightness", "size", "grayscale")  # fields of the drift section
 # The window's answers, as features of their own statistics.
 CLASS_KEY, CONFIDENCE_KEY = "prediction/class", "prediction/confidence"
 DIGITS = 6  # of a measure: what is reported is what is compared with its threshold

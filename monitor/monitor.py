@@ -179,9 +179,9 @@ def _measures(config: PipelineConfig, options: MonitorOptions, reference, window
 
 
 def counted(correct: int, labelled: int) -> dict:
-    """The live accuracy's count right and 95% Wilson interval (components/common/
-    intervals.py): a window of 40 labelled answers at 0.90 is anything from 0.77 to 0.96,
-    which the alert's point comparison with the eval accuracy does not say."""
+    """The live accuracy's count right and 95% Wilson interval (core/intervals.py): a
+    window of 40 labelled answers at 0.90 is anything from 0.77 to 0.96, which the alert's
+    point comparison with the eval accuracy does not say."""
     return {"correct": correct, "interval": list(wilson(correct, labelled))}
 
 

@@ -1,4 +1,13 @@
-"""The codebase keeps its shape: a short README, small functions, one-way imports, small folders."""
+"""The codebase keeps its shape: a short README, small functions, one-way imports, small folders.
+
+The architecture as rules: packages by role in layers (LAYERS, the same order as setup.py's
+PACKAGES), a stage reaching another only through the modules it declares public, and
+pipeline/'s own steps. Kept from before, and why: functions of at most 50 lines and lines of
+at most 100 characters (read without scrolling); at most 15 modules a folder (a folder
+that grows past it holds two concerns); one meaning per file name outside the parallel
+roles (component.py, executor.py, settings.py), so that a bare file name in a doc or a
+comment names one file, which tests/test_docs.py relies on.
+"""
 import ast
 import pathlib
 import subprocess

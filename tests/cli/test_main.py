@@ -128,6 +128,7 @@ COMPILE = ["compile", "--target", "kubeflow", "--image", "example.com/imagepipe:
       "--target", "vertex"],
      ["--workers 2 with --target vertex", "--vertex-project and --vertex-region"]),
 ])
+@pytest.mark.integration  # starts imagepipe in a subprocess: seconds
 def test_compile_refuses_what_a_cluster_could_not_run(extra, words):
     _assert_one_line_error(_imagepipe(*COMPILE, *extra), *words)
 

@@ -213,7 +213,7 @@ def test_matches_the_golden_file(compiled, name):
 
 
 def test_kfps_client_sends_the_node_selectors(compiled):
-    """kubeflow/submit.py --dry-run parses the package with kfp's own client code."""
+    """kubeflow/submit.py --dry-run reads the package with kfp's public loader."""
     result = subprocess.run([sys.executable, str(SUBMIT), "--dry-run",
                              str(compiled["kubeflow_tpu_path"])],
                             capture_output=True, text=True, timeout=120)
@@ -221,6 +221,15 @@ def test_kfps_client_sends_the_node_selectors(compiled):
     sent = json.loads(result.stdout)
     assert sent["schema"] == "2.1.0" and "Trainer" in sent["tasks"]
     assert sent["platform_spec"] == compiled["kubeflow_tpu"][1]
+
+
+def test_the_submit_script_uses_only_kfps_public_api():
+    import ast
+    tree = ast.parse(SUBMIT.read_text(encoding="utf-8"))
+    private = [node.attr for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+               and not node.attr.startswith("__")]
+    assert not private, private
 
 
 def test_a_tpu_on_vertex_is_refused(tmp_path):

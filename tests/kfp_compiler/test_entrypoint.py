@@ -72,6 +72,7 @@ def test_specs_compiled_before_the_move_still_find_the_entrypoint():
     assert kfp_entrypoint.with_restored_types is entrypoint.with_restored_types
 
 
+@pytest.mark.integration  # starts Python in a subprocess: seconds
 @pytest.mark.parametrize("old", ["pipeline.kfp_entrypoint", "pipeline.kubeflow.entrypoint"])
 def test_the_old_dotted_paths_still_start_the_entrypoint(old):
     """`python -m <old path>` as packages compiled before the compiler moved run it: it

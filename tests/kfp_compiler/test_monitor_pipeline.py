@@ -146,6 +146,7 @@ def pushed(tmp_path, exported_model) -> pathlib.Path:
     return tmp_path / "out"
 
 
+@pytest.mark.integration  # a real exported model, run through the emulator
 def test_an_alerting_window_is_a_successful_step_that_records_its_json_and_report(
         tmp_path, pushed):
     """Through the emulator: bright images against a dark reference alert (exit 3)."""
