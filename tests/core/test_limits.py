@@ -189,10 +189,8 @@ def test_tfma_never_refuses_what_the_exact_gates_pass(edge):
     from pipeline.dag import eval_config
     threshold, multiple = edge
     right, total = _edge(threshold, multiple)
-    config = eval_config(
-    PipelineConfig.from_values(
-        accuracy_threshold=threshold,
-         baseline_tolerance=0.02))
+    config = eval_config(PipelineConfig.from_values(accuracy_threshold=threshold,
+                                                    baseline_tolerance=0.02))
     config.model_specs[0].name = "candidate"
     config.model_specs.add(name="baseline", is_baseline=True)
     from tensorflow_model_analysis.metrics import metric_specs

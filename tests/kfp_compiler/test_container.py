@@ -66,13 +66,8 @@ def test_image_example_gen_runs_from_its_compiled_command_line(tmp_path, make_im
     for label in ("cat", "dog"):
         for i in range(6):
             make_image(data / label / f"{i}.png", size=(10, 10), seed=i)
-    spec = _compiled(
-    tmp_path,
-    PipelineConfig.from_values(
-        data=str(data),
-        output=str(
-            tmp_path /
-             "root")))
+    spec = _compiled(tmp_path, PipelineConfig.from_values(data=str(data),
+                                                          output=str(tmp_path / "root")))
     examples = tmp_path / "root" / "ImageExampleGen" / "examples" / "1"
     output_file = tmp_path / "task" / "executor_output.json"
     invocation = _executor_input(spec, "ImageExampleGen", {"examples": str(examples)},

@@ -37,18 +37,15 @@ class Transformed:
     size: int = SIZE
 
 
-def ingest(tmp_path, make_image, channels):
+def ingest(tmp_path, make_image, channels, side=SIZE):
+    """Twelve generated images of two classes, ingested into tmp_path/examples; (that
+    folder, the images)."""
     mode = "L" if channels == 1 else "RGB"
-    images = [make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(SIZE, SIZE),
+    images = [make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(side, side),
                          mode=mode, seed=i) for i in range(12)]
     out = tmp_path / "examples"
-    run_ingest(
-    PipelineConfig.from_values(
-        data=str(
-            tmp_path /
-            "data"),
-            output=str(out),
-             eval_percent=40))
+    run_ingest(PipelineConfig.from_values(data=str(tmp_path / "data"), output=str(out),
+                                          eval_percent=40))
     return str(out), images
 
 

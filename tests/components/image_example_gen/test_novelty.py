@@ -12,14 +12,10 @@ from settings.config import PipelineConfig
 
 
 def _properties(tmp_path, **changes) -> dict:
-    config = PipelineConfig.from_values(
-    data=str(
-        tmp_path /
-        "span-{SPAN}"),
-        output=str(
-            tmp_path /
-             "out"))
-    return {"input_base": config.ingest.data, utils.FINGERPRINT_PROPERTY_NAME: "spans:1,sha256:aa",
+    config = PipelineConfig.from_values(data=str(tmp_path / "span-{SPAN}"),
+                                        output=str(tmp_path / "out"))
+    return {"input_base": config.ingest.data,
+            utils.FINGERPRINT_PROPERTY_NAME: "spans:1,sha256:aa",
             SERVING_DIR_KEY: config.serving_dir, PIPELINE_DIGEST_KEY: "",
             **encode(config.ingest_options()), **changes}
 

@@ -137,22 +137,11 @@ def test_bad_settings_are_refused():
 
 def _examples_artifact(tmp_path, make_image, side=8):
     """An ingested examples folder in TFX's layout (Split-train, Split-eval)."""
-    from settings.config import PipelineConfig
-    from pipeline.local.ingest_command import run_ingest
-    for i in range(12):
-        make_image(tmp_path / "data" / f"c{i % 2}" / f"{i}.png", size=(side, side), mode="L",
-                   seed=i)
-    out = tmp_path / "examples"
-    run_ingest(
-    PipelineConfig.from_values(
-        data=str(
-            tmp_path /
-            "data"),
-            output=str(out),
-             eval_percent=40))
+    from tests.support.transformed import ingest
+    out, _ = ingest(tmp_path, make_image, channels=1, side=side)
     for split in ("train", "eval"):
-        (out / split).rename(out / f"Split-{split}")
-    return str(out)
+        os.rename(os.path.join(out, split), os.path.join(out, f"Split-{split}"))
+    return out
 
 
 def _with_assets(saved_model: str) -> str:

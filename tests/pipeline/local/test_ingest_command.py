@@ -28,11 +28,8 @@ def _count(pattern):
 def test_ingest_writes_gzipped_splits_labels_and_report(tmp_path, make_image):
     data = _tree(tmp_path / "data", make_image)
     out = tmp_path / "out"
-    report = run_ingest(
-    PipelineConfig.from_values(
-        data=str(data),
-        output=str(out),
-         eval_percent=30))
+    report = run_ingest(PipelineConfig.from_values(data=str(data), output=str(out),
+                                                   eval_percent=30))
     assert _count(str(out / "train" / "*.tfrecord.gz")) == report["splits"]["train"]
     assert _count(str(out / "eval" / "*.tfrecord.gz")) == report["splits"]["eval"]
     assert sum(report["splits"].values()) == 10

@@ -23,13 +23,8 @@ def test_the_limit_is_positive_and_at_most_physical_memory():
 
 def test_the_cnn_grows_with_the_square_of_the_side_and_the_photo_model_does_not():
     def weights(model, size):
-        plan = make_plan(
-    PipelineConfig.from_values(
-        model=model,
-        image_size=size),
-        PHOTOS,
-        "cpu",
-         24 * GB)
+        plan = make_plan(PipelineConfig.from_values(model=model, image_size=size), PHOTOS,
+                         "cpu", 24 * GB)
         return estimate(plan, 2, 24 * GB).params
     assert weights("cnn", 256) > 3.5 * weights("cnn", 128)
     assert weights("photo", 256) == weights("photo", 128)
@@ -38,13 +33,8 @@ def test_the_cnn_grows_with_the_square_of_the_side_and_the_photo_model_does_not(
 def test_the_planned_default_fits_and_a_huge_image_size_is_refused_naming_the_flags():
     fits = make_plan(PipelineConfig.from_values(), PHOTOS, "cpu", 24 * GB)
     check_fits(estimate(fits, 2, 24 * GB), fits)
-    huge = make_plan(
-    PipelineConfig.from_values(
-        model="cnn",
-        image_size=1000),
-        PHOTOS,
-        "cpu",
-         24 * GB)
+    huge = make_plan(PipelineConfig.from_values(model="cnn", image_size=1000), PHOTOS, "cpu",
+                     24 * GB)
     found = estimate(huge, 2, 24 * GB)
     assert found.total_bytes > found.allowed_bytes
     with pytest.raises(UsageError) as refused:

@@ -156,13 +156,8 @@ def test_photos_are_served_with_their_mirror_images_averaged_and_digits_are_not(
     assert plan(DIGITS, test_flip=True).config.model.test_flip is True
     # A module file's own network keeps its serving cost unless the flag asks.
     module = ModelSource("module_file", MODULE, path="net.py")
-    mine = make_plan(
-    PipelineConfig.from_values(
-        module_file="net.py"),
-        PHOTOS,
-        "cpu",
-        24 * GB,
-         module)
+    mine = make_plan(PipelineConfig.from_values(module_file="net.py"), PHOTOS, "cpu", 24 * GB,
+                     module)
     assert mine.config.model.test_flip is False and "module file" in mine.reasons["test_flip"]
     given = make_plan(PipelineConfig.from_values(module_file="net.py", test_flip=True), PHOTOS,
                       "cpu", 24 * GB, module)
