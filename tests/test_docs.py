@@ -63,9 +63,14 @@ def _names_the_code_spells() -> set:
 
 
 def _ignored(paths: set) -> set:
+    """The paths git ignores. Each is also asked as a folder (`bench/results/`): a pattern
+    for a folder does not match its name alone when the folder does not exist (a fresh
+    clone has no bench/results/)."""
+    asked = sorted(paths | {p.rstrip("/") + "/" for p in paths})
     found = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=REPO,
-                           input="\n".join(sorted(paths)), capture_output=True, text=True)
-    return set(found.stdout.splitlines())
+                           input="\n".join(asked), capture_output=True, text=True)
+    ignored = set(found.stdout.splitlines())
+    return {p for p in paths if p in ignored or p.rstrip("/") + "/" in ignored}
 
 
 def _words(text: str):

@@ -228,7 +228,13 @@ def test_images_larger_than_the_model_are_taken_whole_and_shrunk_inside(trained,
     pixels = np.random.default_rng(5).uniform(0, 255, (6, 24, 24, 1)).astype(np.float32)
     small = tf.image.resize(pixels, [8, 8], antialias=True).numpy()
     got = tflite.tflite_probabilities((tmp_path / "big" / "model.tflite").read_bytes(), pixels)
-    np.testing.assert_allclose(got, tflite.saved_model_probabilities(trained, small), atol=1e-5)
+    want = tflite.saved_model_probabilities(trained, small)
+    plain = tflite.saved_model_probabilities(
+        trained, tf.image.resize(pixels, [8, 8], antialias=False).numpy())
+    # float32 kernels differ between TFLite and TensorFlow (a fresh clone's run measured
+    # 4e-5 apart); a resize without antialiasing is up to 1.0 apart on these pixels.
+    np.testing.assert_allclose(got, want, atol=1e-3)
+    assert np.abs(got - plain).max() > 0.05
 
 
 def _missing_libusb():
