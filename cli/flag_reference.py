@@ -16,9 +16,10 @@ from settings.flags import COMMANDS, default_text, help_text, section_class
 DOC = REPO_ROOT / "docs" / "flags.md"
 _HEADER = """# `imagepipe` flags
 
-Generated from the settings sections (`settings/sections.py`, and the stages' own
-`components/*/settings.py`) by `python -m cli.flag_reference`; do not edit by hand.
-`imagepipe COMMAND --help` prints the same. A subcommand takes whole sections; each
+Generated from the settings sections (`settings/sections.py`,
+`settings/command_sections.py`, and the stages' own `components/*/settings.py`) by
+`python -m cli.flag_reference`; do not edit by hand. `imagepipe COMMAND --help` prints the
+same. A subcommand takes whole sections; each
 section's flags are described where a subcommand first takes it. Every flag of the
 pipeline's sections can also be set in a `--config` YAML or TOML file, by flag name or
 nested by section as `imagepipe config show` prints it; a flag given wins over the file,

@@ -21,7 +21,7 @@ from settings.config import PipelineConfig
 from core.errors import UsageError
 from monitor.records import BadRecord
 from monitor.rendering import Drifted
-from settings.sections import MonitorSettings
+from settings.command_sections import MonitorSettings
 
 MONITOR_JSON, MONITOR_HTML = "monitor.json", "monitor.html"
 BAD_LISTED = 20  # bad records named in monitor.json; the rest are counted

@@ -13,9 +13,9 @@ from typing import Any, Dict, Tuple
 from core.parameters import flag_of
 from settings.config import FLAT, PLANNED, REPO_ROOT, SECTIONS, PipelineConfig
 from settings.config_file import load_config_file
-from settings.sections import (CompileSettings, ListingSettings, MonitorSettings,
-                               PredictSettings, RollbackSettings, ShowSettings,
-                               WindowSettings)
+from settings.command_sections import (CompileSettings, ListingSettings, MonitorSettings,
+                                       PredictSettings, RollbackSettings, ShowSettings,
+                                       WindowSettings)
 
 # The subcommands' own sections (not part of a run's config).
 OWN_SECTIONS = {"show": ShowSettings, "compile": CompileSettings, "predict": PredictSettings,

@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import UsageError
 from monitor.labels import accuracy, class_id, matched, read_labels
-from settings.sections import MonitorSettings
+from settings.command_sections import MonitorSettings
 
 NAMES = ["cat", "dog"]
 

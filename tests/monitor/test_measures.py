@@ -8,7 +8,7 @@ from PIL import Image
 
 from monitor import measures
 from monitor.features import measure_image
-from settings.sections import MonitorSettings
+from settings.command_sections import MonitorSettings
 
 THRESHOLDS = {"brightness": 0.1, "size": 0.3, "grayscale": 0.2}
 
