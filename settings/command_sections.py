@@ -40,6 +40,11 @@ class MonitorSettings:
         check_bounds(self)
 
 
+def _dataflow(what: str, example: str):
+    return setting(None, f"run Beam stages on Dataflow: its {what} (all three --dataflow "
+                         f"flags together). Example: {example}")
+
+
 @dataclasses.dataclass(frozen=True)
 class CompileSettings:
     """`imagepipe compile`: the target, the image, where runs write, the cluster's resources."""
@@ -54,15 +59,9 @@ class CompileSettings:
     accelerator: Optional[str] = setting(
         None, "the Trainer's accelerator: tpu:TYPE:TOPOLOGY (e.g. tpu:tpu-v5-lite-podslice:2x4) "
               "or gpu:TYPE:COUNT (e.g. gpu:nvidia-tesla-t4:1); default: CPU")
-    dataflow_project: Optional[str] = setting(
-        None, "run Beam stages on Dataflow: its project (all three --dataflow flags "
-              "together). Example: my-project")
-    dataflow_region: Optional[str] = setting(
-        None, "run Beam stages on Dataflow: its region (all three --dataflow flags "
-              "together). Example: us-central1")
-    dataflow_temp_location: Optional[str] = setting(
-        None, "run Beam stages on Dataflow: its temp location (all three --dataflow flags "
-              "together). Example: gs://b/tmp")
+    dataflow_project: Optional[str] = _dataflow("project", "my-project")
+    dataflow_region: Optional[str] = _dataflow("region", "us-central1")
+    dataflow_temp_location: Optional[str] = _dataflow("temp location", "gs://b/tmp")
     vertex_project: Optional[str] = setting(
         None, "with --target vertex and --workers N > 1: the Trainer runs as a Vertex AI "
               "custom job in this project (pool 0 the chief, pool 1 the other workers). "

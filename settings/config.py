@@ -47,11 +47,11 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 _NAME_RULE = "must be letters, digits, '-' and '_' (no '/', '.' or spaces)"
 
 
-def _field_of(kind: type, name: str) -> dataclasses.Field:
+def field_of(kind: type, name: str) -> dataclasses.Field:
     return next(f for f in dataclasses.fields(kind) if f.name == name)
 
 
-def _construct(kind: Type[T], values: Dict[str, Any]) -> T:
+def construct(kind: Type[T], values: Dict[str, Any]) -> T:
     """A section from its field values; its own range check becomes a ConfigError."""
     try:
         return kind(**values)
@@ -71,8 +71,8 @@ def _sections_of(values: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, A
     out = dict(current)
     for section, changed in by_section.items():
         base = current.get(section)
-        out[section] = (_construct(SECTIONS[section], changed) if base is None else
-                        _construct(SECTIONS[section], {**_values(base), **changed}))
+        out[section] = (construct(SECTIONS[section], changed) if base is None else
+                        construct(SECTIONS[section], {**_values(base), **changed}))
     return out
 
 
@@ -111,7 +111,7 @@ class PipelineConfig:
         rather than three components later."""
         for name, kind in SECTIONS.items():
             if getattr(self, name) is None:
-                setattr(self, name, _construct(kind, {}))
+                setattr(self, name, construct(kind, {}))
         problems = [(flag_of(getattr(self, s), n), rule, getattr(getattr(self, s), n))
                     for s in SECTIONS for n, rule in bound_problems(getattr(self, s))]
         problems += [(f"--{name.replace('_', '-')}", rule, self.flat()[name])
@@ -245,12 +245,13 @@ class PipelineConfig:
 
 
 SECTIONS = {f.name: f.type for f in dataclasses.fields(PipelineConfig)}
-# flat name -> (section, field): the flag's name without dashes.
+# flat name -> (section, field): the flag's name without dashes; FLAT_OF the inverse.
 FLAT = {flag_of(kind, f.name)[2:].replace("-", "_"): (section, f.name)
         for section, kind in SECTIONS.items() for f in dataclasses.fields(kind)}
+FLAT_OF = {where: name for name, where in FLAT.items()}
 # The settings a training plan fills when the user leaves them unset (pipeline/planning/).
 PLANNED = tuple(name for name, (section, field) in FLAT.items()
-                if _field_of(SECTIONS[section], field).metadata.get("planned"))
+                if field_of(SECTIONS[section], field).metadata.get("planned"))
 
 
 # The InfraValidator's warmup records and serving check (components/serving_validator/).

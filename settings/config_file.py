@@ -13,13 +13,12 @@ import yaml
 
 from core.storage import files
 
-from settings.config import FLAT, SECTIONS, ConfigError, PipelineConfig
+from settings.config import FLAT, FLAT_OF, SECTIONS, ConfigError, PipelineConfig, field_of
 
 
 def _field(name: str):
     section, field = FLAT[name]
-    kind = SECTIONS[section]
-    return kind, next(f for f in dataclasses.fields(kind) if f.name == field)
+    return SECTIONS[section], field_of(SECTIONS[section], field)
 
 
 def _check_type(path: str, name: str, value: Any) -> Any:
@@ -87,16 +86,15 @@ def load_config_file(path: str) -> Dict[str, Any]:
 
 def _flat_items(path: str, values: Dict[str, Any]):
     """(flat name, value) pairs of a file written flat, nested by section, or both."""
-    by_place = {where: name for name, where in FLAT.items()}
     for key, value in values.items():
         name = str(key).replace("-", "_")
         if name in SECTIONS and isinstance(value, dict):
             for field, inner in value.items():
                 where = (name, str(field).replace("-", "_"))
-                if where not in by_place:
+                if where not in FLAT_OF:
                     raise ConfigError(f"--config {path}: unknown setting {field!r} in "
                                       f"section {key!r} (see `imagepipe config show`)")
-                yield by_place[where], inner
+                yield FLAT_OF[where], inner
         elif name in FLAT:
             yield name, value
         else:

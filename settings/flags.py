@@ -11,16 +11,12 @@ import typing
 from typing import Any, Dict, Tuple
 
 from core.parameters import flag_of
-from settings.config import FLAT, PLANNED, REPO_ROOT, SECTIONS, PipelineConfig
+from settings.config import FLAT_OF, REPO_ROOT, SECTIONS, PipelineConfig, construct
 from settings.config_file import load_config_file
 from settings.command_sections import (CompileSettings, ListingSettings, MonitorSettings,
                                        PredictSettings, RollbackSettings, ShowSettings,
                                        WindowSettings)
 
-# The subcommands' own sections (not part of a run's config).
-OWN_SECTIONS = {"show": ShowSettings, "compile": CompileSettings, "predict": PredictSettings,
-                "window": WindowSettings, "monitor": MonitorSettings,
-                "listing": ListingSettings, "rollback": RollbackSettings}
 PIPELINE = tuple(SECTIONS)
 _DATA = ("ingest", "images", "tfrecord")
 # Subcommand: (the sections it takes, whether it takes --config).
@@ -50,6 +46,10 @@ class Own:
     monitor: MonitorSettings = None
     listing: ListingSettings = None
     rollback: RollbackSettings = None
+
+
+# The subcommands' own sections (not part of a run's config), by name: Own's fields.
+OWN_SECTIONS = {field.name: field.type for field in dataclasses.fields(Own)}
 
 
 def section_class(name: str) -> type:
@@ -140,18 +140,5 @@ def parse(args: argparse.Namespace) -> Tuple[PipelineConfig, Own]:
     for section in sections:
         if section in OWN_SECTIONS:
             values = {f: v for (s, f), v in given.items() if s == section}
-            own[section] = _own(OWN_SECTIONS[section], values)
+            own[section] = construct(OWN_SECTIONS[section], values)
     return config, Own(**own)
-
-
-def _own(kind: type, values: Dict[str, Any]):
-    from settings.config import ConfigError
-    try:
-        return kind(**values)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-
-
-# (section, field) -> flat name: the inverse of FLAT.
-FLAT_OF = {where: name for name, where in FLAT.items()}
-__all__ = ["COMMANDS", "OWN_SECTIONS", "Own", "add_flags", "parse", "PLANNED"]
