@@ -71,13 +71,10 @@ def _sections_of(values: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, A
     out = dict(current)
     for section, changed in by_section.items():
         base = current.get(section)
-        out[section] = (construct(SECTIONS[section], changed) if base is None else
-                        construct(SECTIONS[section], {**_values(base), **changed}))
+        kept = {} if base is None else {f.name: getattr(base, f.name)
+                                        for f in dataclasses.fields(base)}
+        out[section] = construct(SECTIONS[section], {**kept, **changed})
     return out
-
-
-def _values(section: Any) -> Dict[str, Any]:
-    return {f.name: getattr(section, f.name) for f in dataclasses.fields(section)}
 
 
 def _section():
