@@ -24,7 +24,7 @@ from typing import Any, Dict, Type, TypeVar
 T = TypeVar("T")
 
 
-def _base_type(hint) -> tuple:
+def base_type(hint) -> tuple:
     """(the field's base type, whether it may be None)."""
     args = typing.get_args(hint)
     if typing.get_origin(hint) is typing.Union and type(None) in args:
@@ -49,7 +49,7 @@ def execution_parameters(settings: Type) -> Dict[str, Any]:
     hints = typing.get_type_hints(settings)
     params = {}
     for field in dataclasses.fields(settings):
-        base, optional = _base_type(hints[field.name])
+        base, optional = base_type(hints[field.name])
         params[field.name] = ExecutionParameter(type=_wire_type(base), optional=optional)
     return params
 
@@ -62,7 +62,7 @@ def encode(settings: Any) -> Dict[str, Any]:
         value = getattr(settings, field.name)
         if value is None:
             continue
-        _wire_type(_base_type(hints[field.name])[0])  # refuses an unsupported type early
+        _wire_type(base_type(hints[field.name])[0])  # refuses an unsupported type early
         if isinstance(value, bool):
             value = int(value)
         elif isinstance(value, tuple):
@@ -89,7 +89,7 @@ def decode(settings: Type[T], values: Dict[str, Any], strict: bool = False) -> T
         raise KeyError(f"{settings.__name__}: unknown settings {unknown}")
     out = {}
     for field in dataclasses.fields(settings):
-        base, optional = _base_type(hints[field.name])
+        base, optional = base_type(hints[field.name])
         value = values.get(field.name)
         if value is None and not optional:
             raise KeyError(f"{settings.__name__}: setting {field.name!r} is missing")
@@ -175,7 +175,7 @@ def bound_problems(settings: Any):
     hints = typing.get_type_hints(type(settings))
     for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
-        optional = _base_type(hints[field.name])[1]
+        optional = base_type(hints[field.name])[1]
         if field.metadata.get("low") is None or (value is None and optional):
             continue
         if not _in_bounds(value, field.metadata):

@@ -11,6 +11,7 @@ from typing import Any, Dict
 
 import yaml
 
+from core.parameters import base_type
 from core.storage import files
 
 from settings.config import FLAT, FLAT_OF, SECTIONS, ConfigError, PipelineConfig, field_of
@@ -23,11 +24,9 @@ def _field(name: str):
 
 def _check_type(path: str, name: str, value: Any) -> Any:
     kind, field = _field(name)
-    hint = typing.get_type_hints(kind)[field.name]
-    allowed = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
-    if value is None and type(None) in typing.get_args(hint):
+    kind, optional = base_type(typing.get_type_hints(kind)[field.name])
+    if value is None and optional:
         return None
-    kind = allowed[0]
     ok = (isinstance(value, bool) if kind is bool else
           isinstance(value, int) and not isinstance(value, bool) if kind is int else
           isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else

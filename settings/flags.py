@@ -10,7 +10,7 @@ import dataclasses
 import typing
 from typing import Any, Dict, Tuple
 
-from core.parameters import flag_of
+from core.parameters import base_type, flag_of
 from settings.config import FLAT_OF, REPO_ROOT, SECTIONS, PipelineConfig, construct
 from settings.config_file import load_config_file
 from settings.command_sections import (CompileSettings, ListingSettings, MonitorSettings,
@@ -58,9 +58,7 @@ def section_class(name: str) -> type:
 
 def _base(kind: type, name: str):
     """The field's type, unwrapping Optional."""
-    hint = typing.get_type_hints(kind)[name]
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    return args[0] if args and typing.get_origin(hint) is typing.Union else hint
+    return base_type(typing.get_type_hints(kind)[name])[0]
 
 
 def default_text(field: dataclasses.Field) -> str:
