@@ -9,7 +9,7 @@ from setuptools import find_packages, setup
 # The installed packages, bottom to top (tests/test_codebase_shape.py keeps the order).
 # kubeflow/ (deploy assets and the KFP emulator, a development tool) is not one of them.
 PACKAGES = ("core", "components", "modules", "settings", "report", "prediction", "rollback",
-            "monitor", "pipeline", "kfp_compiler", "cli")
+            "monitor", "retention", "pipeline", "kfp_compiler", "cli")
 
 setup(
     name="imagepipe",

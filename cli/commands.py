@@ -188,6 +188,27 @@ def command_rollback(config: PipelineConfig, own: Own) -> None:
     print(describe(plan, config))
 
 
+def command_gc(config: PipelineConfig, own: Own) -> None:
+    """A dry run reads only, so it takes no lock (and works with read-only access); with
+    --yes, the locks a rollback takes: no local run and no rollback of this output can
+    write while the plan is made and carried out (a compiled run takes neither: --min-age)."""
+    from retention.printout import describe
+    from retention.sweep import carry_out, check_output, document, plan_gc, write_json
+    settings, marked = own.retention, 0
+    check_output(config)  # before the lock makes a state folder for a mistyped --output
+    if settings.yes:
+        with _rollback_locks(config):
+            plan = plan_gc(config, settings)
+            marked = carry_out(plan, config)
+    else:
+        plan = plan_gc(config, settings)
+    if settings.json:
+        write_json(document(plan, config, settings, settings.yes, marked),
+                   files.absolute(settings.json))
+    print(describe(plan, config.run.output, settings.keep_versions, settings.min_age,
+                   settings.yes, marked))
+
+
 def command_report(config: PipelineConfig, own: Own) -> None:
     from report.build import build_report  # heavy: TensorFlow, matplotlib
     print(f"report    {build_report(config)}")
@@ -286,4 +307,4 @@ COMMANDS = {"run": command_run, "ingest": command_ingest, "compile": command_com
             "report": command_report, "runs": command_runs, "config": command_config,
             "predict": command_predict, "plan": command_plan, "versions": command_versions,
             "rollback": command_rollback, "inspect": command_inspect,
-            "monitor": command_monitor}
+            "monitor": command_monitor, "gc": command_gc}

@@ -6,6 +6,7 @@
     imagepipe compile --target kubeflow --image IMAGE --pipeline-root gs://B/R --data gs://B/D
     imagepipe versions --output OUT     # pushed versions; which is served
     imagepipe rollback --output OUT [--to VERSION]
+    imagepipe gc --output OUT [--keep-versions N] [--yes]   # delete what no kept version needs
     imagepipe monitor --output OUT --data WINDOW   # the served model on production traffic
 
 Exit codes: 0 success, 2 bad input (flags, data, output dir), 1 pipeline failure,
@@ -85,6 +86,15 @@ _COMMANDS = (
      "next push of a new model lifts the pin. A compiled pipeline's --pipeline-root "
      "works as --output too. Default: the served version's predecessor. Example: "
      "imagepipe rollback --output outputs --to 1717171717"),
+    ("gc", "delete what the served and the newest versions do not need",
+     "Keep the served version, the pinned one and the --keep-versions newest (SavedModel "
+     "and TFLite), the run and lineage behind each one's model, the newest run, and the "
+     "span store's complete entries; delete older runs' artifacts, older versions, "
+     "abandoned ingestion attempts and unfinished pushes, whole, never anything modified "
+     "within --min-age. Locally the deleted artifacts are marked DELETED in ML Metadata, "
+     "so no resolver or cache uses them. A dry run unless --yes. A compiled pipeline's "
+     "--pipeline-root works as --output too. Example: imagepipe gc --output outputs "
+     "--keep-versions 5 --min-age 2d --yes --json gc.json"),
     ("predict", "classify image files, a folder or TFRecords with a pushed model",
      "Print the top classes of each image, or with --data write one row per "
      "image of a folder or TFRecords with Apache Beam's RunInference. Examples: "

@@ -1,13 +1,14 @@
 """The subcommands' own sections: what one command alone takes, never part of a run's config.
 
 `imagepipe monitor`'s thresholds and window, `compile`'s target and cluster, `predict`'s
-model and images, and the listings' and rollback's few flags; settings/flags.py COMMANDS
-says which subcommand takes which. Each is a frozen dataclass of `setting` fields
+model and images, and the few flags of the listings, rollback and gc; settings/flags.py
+COMMANDS says which subcommand takes which. Each is a frozen dataclass of `setting` fields
 (core/parameters.py), as the pipeline's sections in settings/sections.py are.
 """
 import dataclasses
 from typing import Optional, Tuple
 
+from core.durations import DURATION_RULE, is_duration
 from core.parameters import check_bounds, setting
 
 
@@ -150,6 +151,33 @@ class RollbackSettings:
     to: Optional[int] = setting(
         None, "the version to serve (see imagepipe versions); default: the served version's "
               "predecessor", metavar="VERSION")
+
+
+# `imagepipe gc --min-age 0`: no age limit (core/durations.py refuses a zero duration).
+NO_MIN_AGE = "0"
+
+
+@dataclasses.dataclass(frozen=True)
+class RetentionSettings:
+    """`imagepipe gc`: how much history to keep, what counts as in use, whether to delete."""
+
+    keep_versions: int = setting(
+        3, "keep the N newest pushed versions (SavedModel and TFLite), besides the served "
+           "and the pinned one, with the model and the run behind each", low=1, metavar="N")
+    min_age: str = setting(
+        "1d", "keep anything with a file modified within this long: what a running pipeline "
+              "may be writing (set it longer than a run); 0: no age limit. Example: "
+              "--min-age 12h", metavar="DURATION")
+    yes: bool = setting(False, "delete; without it gc only prints what it would delete")
+    json: Optional[str] = setting(
+        None, "also write what was kept and deleted, with sizes and reasons, as JSON (local "
+              "or gs://). Example: --json gc.json", metavar="FILE")
+
+    def __post_init__(self):
+        check_bounds(self)
+        if self.min_age != NO_MIN_AGE and not is_duration(self.min_age):
+            raise ValueError(f"--min-age {DURATION_RULE}, or {NO_MIN_AGE}, got "
+                             f"{self.min_age!r}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,8 @@ from core.parameters import base_type, flag_of
 from settings.config import FLAT_OF, REPO_ROOT, SECTIONS, PipelineConfig, construct
 from settings.config_file import load_config_file
 from settings.command_sections import (CompileSettings, ListingSettings, MonitorSettings,
-                                       PredictSettings, RollbackSettings, ShowSettings,
-                                       WindowSettings)
+                                       PredictSettings, RetentionSettings, RollbackSettings,
+                                       ShowSettings, WindowSettings)
 
 PIPELINE = tuple(SECTIONS)
 _DATA = ("ingest", "images", "tfrecord")
@@ -31,6 +31,7 @@ COMMANDS = {
     "report": (("run", "logging"), False),
     "versions": (("run", "logging", "listing"), False),
     "rollback": (("run", "logging", "rollback"), False),
+    "gc": (("run", "logging", "retention"), False),
     "predict": (("predict", "images", "tfrecord", "beam", "logging"), False),
     "monitor": (("window", "run", "images", "drift", "monitor", "logging"), False),
 }
@@ -46,6 +47,7 @@ class Own:
     monitor: MonitorSettings = None
     listing: ListingSettings = None
     rollback: RollbackSettings = None
+    retention: RetentionSettings = None
 
 
 # The subcommands' own sections (not part of a run's config), by name: Own's fields.
