@@ -140,6 +140,12 @@ SPANS_PROPERTY = "spans"
 NEW_DATA_PROPERTY = "new_data"
 NEW_DATA_REASON_PROPERTY = "new_data_reason"
 INPUTS_DIGEST_PROPERTY = "inputs_digest"  # what the Pusher records as judged
+# ...and where: the push destination whose judged.json holds the record. The serving check
+# records an infrastructure failure there (components/image_pusher/judged_inputs.py).
+JUDGED_IN_PROPERTY = "judged_in"
+# On the PushedModel: what the Pusher decided (pushed, model, data) and why
+# (components/image_pusher/refusal.py); summary.json and kubeflow/run_local.py show both.
+VERDICT_PROPERTY, VERDICT_REASON_PROPERTY = "verdict", "verdict_reason"
 
 # --- Files in the exported SavedModel (written by the Trainer) ---
 NORMALIZATION_FILE = "normalization.json"  # in assets.extra/: Transform's mean and std

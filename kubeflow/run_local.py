@@ -9,9 +9,12 @@ them one after another). Prints a line per event, as it happens: `start
 earlier execution's outputs reused, no process) or `skipped <task> (why)`
 (its trigger condition is false, or an upstream task was skipped). When the
 Trainer was skipped or cached, a `nothing new: <reason>` line says why; the
-run still exits 0. A failed task stops the run with exit code 1, naming the
-task and its log: no task starts after it, and the running ones finish
-first. Caching follows each task's `cachingOptions.enableCache`;
+run still exits 0. A run that tries again inputs whose last try failed says so
+in a `retried: <reason>` line. When the Pusher ran, a `verdict: <kind>: <reason>` line says
+what it decided (pushed, or refused for the model or the data). A failed task
+stops the run with exit code 1, naming the task and its log, and a `failed:
+<task>: <error>` line quotes the log's error: no task starts after it, and the
+running ones finish first. Caching follows each task's `cachingOptions.enableCache`;
 --disable-cache turns it off for the run, as KFP's `enable_caching=False`
 does; entries persist under the pipeline root's .kfp-local/ (./kfp-local/ for
 a gs:// root). Each step's container command runs as a local process with
@@ -53,7 +56,7 @@ def main(argv=None) -> int:
                                           "%(default)s here)")
     args = parser.parse_args(argv)
     from kfp_emulator import emulator as kfp_local  # heavy (kfp); after --help
-    from kfp_emulator.run_result import nothing_new
+    from kfp_emulator.run_result import failure_reason, nothing_new, retried, verdict
     try:
         spec = kfp_local.load_spec(args.package)
         root = args.pipeline_root or kfp_local.default_root(spec)
@@ -67,10 +70,17 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
     except kfp_local.TaskFailed as e:
         print(f"error: {e}", file=sys.stderr)
+        why = failure_reason(e.log)
+        if why:
+            print(f"failed: {e.task}: {why}")
         return EXIT_TASK_FAILED
-    reason = nothing_new(result)
+    reason, judged, again = nothing_new(result), verdict(result), retried(result)
+    if again:
+        print(f"retried: {again}")
     if reason:
         print(f"nothing new: {reason}")
+    if judged:
+        print(f"verdict: {judged}")
     print(f"succeeded: {result.root}")  # last: callers read the run's root from it
     return EXIT_OK
 

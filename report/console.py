@@ -143,6 +143,9 @@ def continuous_lines(summary: dict) -> List[str]:
     blocked = summary["pushed"].get("blocked")
     if blocked:
         lines.append(f"blocked   {blocked}")
+    verdict = summary["pushed"].get("verdict")
+    if verdict and verdict["kind"] != "pushed":  # a push says so on its own line
+        lines.append(f"verdict   {verdict['kind']}: {verdict['reason']}")
     return lines
 
 

@@ -12,8 +12,9 @@ import tensorflow_model_analysis as tfma
 
 from core import contract as ids
 from core.contract import (DRIFT_PROPERTY, LABEL_KEY, REASON_PROPERTY,
-                           SERVING_CHECK_PROPERTY, TFLITE_PARITY_PROPERTY,
-                           VETOED_PROPERTY, read_drift, read_ingest_report)
+                           SERVING_CHECK_PROPERTY, TFLITE_PARITY_PROPERTY, VERDICT_PROPERTY,
+                           VERDICT_REASON_PROPERTY, VETOED_PROPERTY, read_drift,
+                           read_ingest_report)
 from core.storage import files
 from components.image_pusher.versions import serving_state
 from components.image_evaluator.accuracy import overall_figures, slice_accuracies
@@ -98,10 +99,19 @@ def _tflite_gate(store, node) -> Optional[dict]:
 
 
 def _pushed_section(store, nodes: dict, evaluation: dict) -> dict:
-    """What was pushed; `blocked` says why not when a gate (drift, rollback) stopped it.
+    """What was pushed; `blocked` says why not when a gate (drift, rollback) stopped it,
+    and `verdict` what the Pusher decided and whom it blamed (the model or the data).
     The serving check and the TFLite gate are read from the stages that made them."""
     pushed = outputs(store, nodes[ids.PUSHER_ID]).get("PushedModel") \
         if ids.PUSHER_ID in nodes else None
+    section = _pushed(store, nodes, evaluation, pushed)
+    kind = prop(pushed, VERDICT_PROPERTY) if pushed is not None else None
+    section["verdict"] = ({"kind": kind, "reason": prop(pushed, VERDICT_REASON_PROPERTY)}
+                          if kind else None)
+    return section
+
+
+def _pushed(store, nodes: dict, evaluation: dict, pushed) -> dict:
     check = _verdict(store, nodes.get(ids.INFRA_VALIDATOR_ID), "InfraBlessing",
                      SERVING_CHECK_PROPERTY)
     gate = _tflite_gate(store, nodes.get(ids.TFLITE_CONVERTER_ID))

@@ -225,7 +225,8 @@ class PipelineConfig:
 
     def serving_check_settings(self) -> ServingCheckSettings:
         """What the InfraValidator is told: the warmup records and the serving check."""
-        return self.settings_for(ServingCheckSettings, **SERVING_CHECK)
+        return self.settings_for(ServingCheckSettings, timeout_s=self.serving.check_timeout,
+                                 **SERVING_CHECK)
 
     def tflite_settings(self) -> TFLiteSettings:
         """What the TFLiteConverter is told: the conversion and its parity gate."""
@@ -258,5 +259,4 @@ SERVING_CHECK = {
     "warmup_batch_sizes": (8, 32),  # batches batching.config's max_batch_size lets form
     "rest_requests": 32,  # timed single-image REST requests, for p50/p99
     "atol": 1e-4,  # REST answers vs the Evaluator's signature, per probability
-    "timeout_s": 600,  # a load that hangs fails the check instead of the run
 }

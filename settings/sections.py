@@ -359,6 +359,12 @@ class ServingOptions:
         "warmup records and answers the check's REST requests. Compiled pipelines take the path "
         "inside the image. Default: a TensorFlow-only process stands in. Example: --model-server "
         "/usr/bin/tensorflow_model_server")
+    check_timeout: int = setting(
+        600,
+        "Seconds the serving check may take: loading the model, replaying its warmup records "
+        "and answering the REST requests. A check that takes longer fails the step as an "
+        "infrastructure failure, which the next run retries (docs/continuous.md).",
+        flag="--serving-timeout", example="--serving-timeout 120", low=1)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ from tfx import types
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs as specs
 
-from core.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE,
+from core.contract import (ACCURACY_PROPERTY, JUDGED_ON_PROPERTY, NO_BASELINE, REASON_PROPERTY,
                            SLICE_KEYS)
 from components.image_evaluator.accuracy import (overall_accuracy, overall_figures,
                                                  slice_accuracies)
@@ -71,6 +71,9 @@ class Executor(evaluator_executor.Executor):
         reasons += result["blocked"]
         if reasons:
             veto(blessing, "; ".join(reasons))
+        elif not blessed_by_tfma(blessing.uri):  # the Pusher and judged.json say why
+            blessing.set_string_custom_property(REASON_PROPERTY, "; ".join(
+                result.get("accuracy_blocked") or []) or "TFMA's validation refused it")
 
 
 def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: str,
@@ -99,6 +102,7 @@ def audit(model_uri: str, examples_uri: str, evaluation_uri: str, blessing_uri: 
     # model TFMA refused already has TFMA's reason, which the report shows.
     if blessed_by_tfma(blessing_uri):
         result["blocked"] = blocked + result["blocked"]
+    result["accuracy_blocked"] = blocked  # why TFMA refused, in the gates' words
     for folder in (evaluation_uri, blessing_uri):
         write_audit(result, folder)
     return result

@@ -17,7 +17,7 @@ from tfx.components.example_gen import utils
 from tfx.types.standard_component_specs import INPUT_BASE_KEY
 
 from components.image_pusher import judged_inputs
-from core.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
+from core.contract import (INPUTS_DIGEST_PROPERTY, JUDGED_IN_PROPERTY, NEW_DATA_PROPERTY,
                            NEW_DATA_REASON_PROPERTY)
 from core.parameters import decode
 from components.image_example_gen.options import IngestOptions
@@ -37,7 +37,9 @@ def inputs_digest(fingerprint: str, exec_properties: Dict[str, Any]) -> str:
 
 
 def novelty(examples, exec_properties: Dict[str, Any]) -> Tuple[bool, str]:
-    """Decides and records on `examples` whether its inputs are new, and why.
+    """Decides and records on `examples` whether its inputs are new, and why; with a push
+    destination, records there that a try on them started (judged_inputs.begin, which
+    raises GaveUp once the tries are spent).
 
     The fingerprint is the driver's, or the one recorded where no driver runs
     (driver.record_input_without_driver, which must have run first).
@@ -49,8 +51,9 @@ def novelty(examples, exec_properties: Dict[str, Any]) -> Tuple[bool, str]:
         new, reason = True, "not judged here: the local runner's cache decides"
     else:
         digest = inputs_digest(fingerprint, exec_properties)
-        new, reason = judged_inputs.is_new(serving_dir, digest)
         examples.set_string_custom_property(INPUTS_DIGEST_PROPERTY, digest)
+        examples.set_string_custom_property(JUDGED_IN_PROPERTY, serving_dir)
+        new, reason = judged_inputs.begin(serving_dir, digest, None)
     examples.set_int_custom_property(NEW_DATA_PROPERTY, int(new))
     examples.set_string_custom_property(NEW_DATA_REASON_PROPERTY, reason)
     return new, reason

@@ -28,7 +28,8 @@ def _entries(window: SpanWindow, options: IngestOptions, store: str):
     # Each span holds only some of --groups' paths: rows are not checked per span.
     listings = {listed: list_dataset(listed.span.root, options, check_groups=False)
                 for listed in window.spans}
-    classes = span_store.lasting_classes(
+    # Ids are reserved before anything is encoded with them (span_store.reserve_classes).
+    classes = span_store.reserve_classes(
         store, span_store.class_union(list(listings.values())))
     entries = {}
     for listed, listing in listings.items():
@@ -110,7 +111,6 @@ def ingest_window(window: SpanWindow, options: IngestOptions, examples_uri: str,
     entries, classes = _entries(window, options, store)
     folders, reused = _data_folders(entries, options, make_pipeline, processes)
     newest = window.newest
-    span_store.record_classes(store, classes)
     span_store.link_splits(folders, newest, split_dirs)
     reports = {span: read_ingest_report(folder) for span, folder in folders.items()}
     report = span_store.combined_report(reports, newest, classes or _ids(reports), reused,

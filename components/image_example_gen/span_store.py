@@ -17,10 +17,11 @@ only, so a killed or losing attempt is never read, and no attempt's files
 are ever rewritten under a reader.
 
 Class ids across spans: the store keeps every class name it has seen, in id
-order (CLASSES_FILE), and only ever appends to it. A class keeps its id for
-good, whichever spans the window holds, so a model blessed on an earlier
-window is scored on the same ids, and entries stay valid when a class
-arrives or the window slides.
+order (CLASSES_FILE), and only ever appends to it, before encoding and
+conditionally (reserve_classes). A class keeps its id for good, whichever
+spans the window holds, so a model blessed on an earlier window is scored on
+the same ids, and entries stay valid when a class arrives or the window
+slides.
 """
 import dataclasses
 import hashlib
@@ -36,7 +37,7 @@ from components.image_example_gen.encoding.encode import PIXEL_BASIS
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.spans import Span
-from core.storage import files
+from core.storage import files, shared_json
 
 COMPLETE_FILE = "_COMPLETE"  # created once, exclusively: {"attempt": <the winner's folder>}
 ATTEMPT_PREFIX = "attempt-"
@@ -47,22 +48,24 @@ CLASSES_FILE = "classes.json"  # every class name seen, in id order; append-only
 
 
 def known_classes(store: str) -> List[str]:
-    path = os.path.join(store, CLASSES_FILE)
-    return json.loads(files.read_text(path)) if files.exists(path) else []
+    return shared_json.read_json(os.path.join(store, CLASSES_FILE), [])
 
 
-def lasting_classes(store: str, window: Optional[List[str]]) -> Optional[List[str]]:
-    """The store's classes, then the window's new ones: ids that never change."""
+def reserve_classes(store: str, window: Optional[List[str]]) -> Optional[List[str]]:
+    """The store's classes, then the window's new ones appended: ids that never change.
+
+    Written before any example is encoded, conditionally (core/storage/shared_json.py): of two
+    runs that bring different new classes at once, the second re-reads the first's ids
+    and appends after them. So the record holds every id an example was encoded with,
+    and the returned list, which may also hold classes other runs added, is the one
+    this run encodes with.
+    """
     if window is None:
         return None
-    known = known_classes(store)
-    return known + [name for name in window if name not in known]
 
-
-def record_classes(store: str, classes: Optional[List[str]]) -> None:
-    """Remembers `classes` (lasting_classes' answer) once its spans are ingested."""
-    if classes is not None and classes != known_classes(store):
-        files.write_text(os.path.join(store, CLASSES_FILE), json.dumps(classes))
+    def append(known: List[str]) -> List[str]:
+        return list(known) + [name for name in window if name not in known]
+    return shared_json.update_json(os.path.join(store, CLASSES_FILE), append, [])
 
 
 def class_union(listings: List[Listing]) -> Optional[List[str]]:

@@ -19,8 +19,10 @@ from tfx.utils import path_utils, proto_utils
 
 from core.contract import (CONVERTED_PROPERTY, INFRA_MODEL_FLAG,
                            INPUTS_DIGEST_PROPERTY, MODEL_CARD_JSON, MODEL_CARD_KEY,
-                           MONITORING_DIR, SPANS_PROPERTY, TFLITE_MODEL_KEY)
-from components.image_pusher.judged_inputs import record_judged
+                           MONITORING_DIR, SPANS_PROPERTY, TFLITE_MODEL_KEY,
+                           VERDICT_PROPERTY, VERDICT_REASON_PROPERTY)
+from components.image_pusher.judged_inputs import DATA, MODEL, record_judged
+from components.image_pusher.refusal import Verdict, blocked, pushed, refused
 from components.image_pusher.provenance import release_of
 from components.image_pusher.push import PushInputs, PushOutcome, push
 from components.image_pusher.settings import PushSettings
@@ -42,31 +44,39 @@ class Executor(pusher_executor.Executor):
     def Do(self, input_dict: Dict[str, List[types.Artifact]],  # noqa: N802 (TFX API)
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
-        """Checks both blessings and drift, then pushes; records the outcome, and that
-        these inputs were judged (components/image_pusher/judged_inputs.py)."""
+        """Checks both blessings and drift, then pushes; records the outcome and its verdict
+        (refusal.py), and that these inputs were judged (judged_inputs.py)."""
         tfx_internals.log_startup(self, input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(output_dict[keys.PUSHED_MODEL_KEY])
-        outcome = self._push(input_dict, exec_properties, model_push)
+        outcome, verdict = self._push(input_dict, exec_properties, model_push)
+        model_push.set_string_custom_property(VERDICT_PROPERTY, verdict.kind)
+        model_push.set_string_custom_property(VERDICT_REASON_PROPERTY, verdict.reason)
+        print(f"ImagePusher: verdict {verdict.kind}: {verdict.reason}", flush=True)
         examples = (input_dict.get(EXAMPLES_KEY) or [None])[0]
         if examples is not None and examples.has_custom_property(INPUTS_DIGEST_PROPERTY):
             record_judged(_base_directory(exec_properties),
                           examples.get_string_custom_property(INPUTS_DIGEST_PROPERTY),
                           examples.get_string_custom_property(SPANS_PROPERTY) or None,
-                          _decision(outcome), outcome.version if outcome.pushed else None)
+                          verdict.kind, verdict.reason,
+                          outcome.version if outcome.pushed else None)
 
     def _push(self, input_dict: Dict[str, List[types.Artifact]],
-              exec_properties: Dict[str, Any], model_push: types.Artifact) -> PushOutcome:
+              exec_properties: Dict[str, Any], model_push: types.Artifact):
+        """(what the push did, its verdict)."""
         if not self.CheckBlessing(input_dict):
             tfx_internals.mark_not_pushed(self, model_push)
-            return PushOutcome(False, blocked="not blessed")
+            verdict = refused(_single(input_dict, keys.MODEL_BLESSING_KEY),
+                              _single(input_dict, keys.INFRA_BLESSING_KEY))
+            verdict = verdict or Verdict(MODEL, "not blessed")
+            return PushOutcome(False, blocked="not blessed"), verdict
         settings = decode(PushSettings, exec_properties)
         blessing = artifact_utils.get_single_instance(input_dict[keys.MODEL_BLESSING_KEY])
         release = release_of((input_dict.get(EXAMPLES_KEY) or [None])[0], blessing,
                              settings.allow_drift, _base_directory(exec_properties))
         if release.blocked:
-            outcome = PushOutcome(False, blocked=release.blocked)
+            outcome = PushOutcome(False, blocked=release.blocked, blamed=DATA)
             self._record(model_push, None, outcome)
-            return outcome
+            return outcome, blocked(outcome.blocked, outcome.blamed)
         if release.record.get(DRIFT_OVERRIDDEN):
             model_push.set_string_custom_property(DRIFT_OVERRIDDEN,
                                                   release.record[DRIFT_OVERRIDDEN])
@@ -78,7 +88,9 @@ class Executor(pusher_executor.Executor):
                             monitoring_dir=os.path.join(blessing.uri, MONITORING_DIR))
         outcome = push(inputs, settings)
         self._record(model_push, inputs.model_path, outcome)
-        return outcome
+        if outcome.pushed:
+            return outcome, pushed(outcome.version)
+        return outcome, blocked(outcome.blocked, outcome.blamed)
 
     def _record(self, model_push: types.Artifact, model_path, outcome: PushOutcome) -> None:
         """The outcome, as custom properties; a pushed model is copied into the output."""
@@ -95,10 +107,8 @@ class Executor(pusher_executor.Executor):
                                   str(outcome.version))
 
 
-def _decision(outcome: PushOutcome) -> str:
-    if outcome.pushed:
-        return f"pushed version {outcome.version}"
-    return f"not pushed: {outcome.blocked or 'refused'}"
+def _single(input_dict: Dict[str, List[types.Artifact]], key: str):
+    return (input_dict.get(key) or [None])[0]
 
 
 def _stamped_or(model_path: str, input_dict: Dict[str, List[types.Artifact]]) -> str:

@@ -16,6 +16,7 @@ from typing import Dict, Optional
 
 from core.contract import (ASSETS_EXTRA, MODEL_CARD_HTML, MODEL_CARD_JSON,
                            MONITORING_DIR)
+from components.image_pusher.judged_inputs import DATA, MODEL
 from components.image_pusher.serving_config import write_serving_configs
 from components.image_pusher.settings import PushSettings
 from components.image_pusher.tflite_publish import publish_tflite
@@ -49,6 +50,7 @@ class PushOutcome:
     tflite_path: Optional[str] = None  # the TFLite version folder, if one was published
     blocked: Optional[str] = None  # why nothing was pushed
     model_card: Optional[str] = None  # the version's model_card.json, when one was written
+    blamed: Optional[str] = None  # what `blocked` is about: judged_inputs.DATA or MODEL
 
 
 def push(inputs: PushInputs, settings: PushSettings) -> PushOutcome:
@@ -59,7 +61,7 @@ def push(inputs: PushInputs, settings: PushSettings) -> PushOutcome:
         return _again(inputs, settings, version)
     stale = _rolled_back_window(base, inputs.record.get("spans") or [])
     if stale:
-        return PushOutcome(False, blocked=stale)
+        return PushOutcome(False, blocked=stale, blamed=DATA)
     version = next_version(base)
     cards = _card_files(inputs.card, version, os.path.join(base, str(version)))
     # In the files `publish` adds before the version becomes visible: a served version
@@ -153,7 +155,8 @@ def _again(inputs: PushInputs, settings: PushSettings, version: int) -> PushOutc
     version a rollback took out of service is not served again."""
     if version in serving_state(inputs.base).rolled_back:
         return PushOutcome(False, blocked=f"not pushed: this model is version {version}, "
-                                          "which `imagepipe rollback` took out of service")
+                                          "which `imagepipe rollback` took out of service",
+                           blamed=MODEL)
     _serve(inputs.base, version)
     version_dir = os.path.join(inputs.base, str(version))
     tflite_path = _tflite(inputs, settings, version, _published_card(version_dir))

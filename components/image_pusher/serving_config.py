@@ -50,7 +50,24 @@ def models_config(serving_root: str) -> str:
     return "model_config_list {\n" + entries + "}\n"
 
 
+# Rewrites of models.config while what it is made from keeps changing (other pushes).
+SETTLE_TRIES = 5
+
+
 def write_serving_configs(serving_root: str) -> None:
-    """(Re)writes models.config and batching.config in `serving_root`."""
-    files.write_text(os.path.join(serving_root, MODELS_CONFIG), models_config(serving_root))
+    """(Re)writes models.config and batching.config in `serving_root`.
+
+    models.config is made from served.json and the model folders, which another
+    model's Pusher or a rollback may change between this read and this write. So
+    it is made again after writing, and rewritten until both agree: the writer
+    that changed the sources last also writes last, and no pin is lost.
+    """
+    path = os.path.join(serving_root, MODELS_CONFIG)
+    text = models_config(serving_root)
+    for _ in range(SETTLE_TRIES):
+        files.write_text(path, text)
+        again = models_config(serving_root)
+        if again == text:
+            break
+        text = again
     files.write_text(os.path.join(serving_root, BATCHING_FILE), BATCHING_CONFIG)

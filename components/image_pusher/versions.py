@@ -35,7 +35,7 @@ import uuid
 from typing import Dict, List, Optional, Tuple
 
 from core.contract import ASSETS_EXTRA, TFLITE_MODEL_FILE
-from core.storage import files
+from core.storage import files, shared_json
 from core.storage.files import is_remote
 from core.storage.tree_copy import copy_tree
 
@@ -219,12 +219,12 @@ def serving_state(base_dir: str) -> ServingState:
 
 
 def write_serving_state(base_dir: str, state: ServingState) -> None:
-    """Replaces the model's entry in SERVED_FILE, which is replaced whole, never half-written
-    (files.write_text: temporary file and rename, or one object)."""
+    """Replaces the model's entry in SERVED_FILE, conditionally: another model's entry,
+    written meanwhile, is kept (core/storage/shared_json.py); never half-written."""
     root, name = _root_and_name(base_dir)
-    record = read_served(root)
-    record[name] = {"pinned": state.pinned, "rolled_back": sorted(state.rolled_back)}
-    files.write_text(os.path.join(root, SERVED_FILE), json.dumps(record, indent=2) + "\n")
+    read_served(root)  # a file that is not JSON is refused, naming it, before any change
+    shared_json.update_json(os.path.join(root, SERVED_FILE), shared_json.replaced_entry(
+        name, {"pinned": state.pinned, "rolled_back": sorted(state.rolled_back)}), {})
 
 
 def served_version(base_dir: str) -> Optional[int]:

@@ -16,6 +16,10 @@ from typing import Optional
 
 from core.contract import IMAGE_KEY
 
+# A check that hangs or whose process dies says nothing about the model: the
+# infrastructure's (judged_inputs.py). The worker's own verdicts carry their "kind".
+INFRASTRUCTURE = "infrastructure"
+
 
 class ServingCheck:
     """One check in a child process: start it early (its import overlaps other work), then ask."""
@@ -54,12 +58,15 @@ class ServingCheck:
         self._process.stdin = None  # so communicate() does not flush a closed pipe
 
     def result(self, timeout: Optional[float]) -> dict:
-        """{"ok", "reason", and the worker's figures}; a crash or a hang is a failed check."""
+        """{"ok", "reason", and the worker's figures}; a crash or a hang is a failed check,
+        whose "kind" blames the infrastructure."""
         try:
             out, err = self._process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self._kill()
-            return {"ok": False, "reason": f"the serving process did not answer in {timeout} s"}
+            return {"ok": False, "kind": INFRASTRUCTURE,
+                    "reason": f"the serving check timed out: the serving process did not "
+                              f"answer in {timeout} s"}
         lines = out.strip().splitlines()
         if self._process.returncode == 0 and lines:
             try:
@@ -67,8 +74,9 @@ class ServingCheck:
             except ValueError:
                 pass
         last = (err.strip().splitlines() or ["no output"])[-1]
-        return {"ok": False, "reason": f"the serving process exited with code "
-                                       f"{self._process.returncode}: {last}"}
+        return {"ok": False, "kind": INFRASTRUCTURE,
+                "reason": f"the serving process crashed (exit code "
+                          f"{self._process.returncode}): {last}"}
 
     def cancel(self) -> None:
         """Stops the worker if result() was never reached (an error in between)."""

@@ -3,7 +3,9 @@
 The InfraBlessing gets what TFX's InfraValidator writes (`blessed`, the
 INFRA_BLESSED or INFRA_NOT_BLESSED file, and with a stamped model
 `has_model`), plus `reason` and, when a check ran, `serving_check`: the verdict and its
-figures as JSON, where a TFX user looks for why nothing was pushed.
+figures as JSON, where a TFX user looks for why nothing was pushed. A check that
+blames the infrastructure (it timed out, its process crashed) blesses nothing: the
+step fails, and says so (InfrastructureFailure).
 """
 import json
 import logging
@@ -16,7 +18,10 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils, standard_component_specs as keys
 from tfx.utils import path_utils
 
-from core.contract import INFRA_MODEL_FLAG, REASON_PROPERTY, SERVING_CHECK_PROPERTY
+from components.image_pusher import judged_inputs
+from components.serving_validator.check import INFRASTRUCTURE
+from core.contract import (INFRA_MODEL_FLAG, INPUTS_DIGEST_PROPERTY, JUDGED_IN_PROPERTY,
+                           REASON_PROPERTY, SERVING_CHECK_PROPERTY, SPANS_PROPERTY)
 from core.parameters import decode
 from components.serving_validator.settings import ServingCheckSettings
 from components.serving_validator.validate import validate_serving
@@ -48,7 +53,35 @@ class Executor(base_executor.BaseExecutor):
                                   examples.uri if examples else None,
                                   decode(ServingCheckSettings, exec_properties),
                                   path_utils.stamped_model_path(blessing.uri))
+        if not result["ok"] and result.get("kind") == INFRASTRUCTURE:
+            raise InfrastructureFailure(_failed(examples, result["reason"]))
         _record(blessing, result)
+
+
+class InfrastructureFailure(RuntimeError):
+    """The serving check timed out or its process crashed: nothing was judged."""
+
+
+def _failed(examples, reason: str) -> str:
+    """Records the failed try where the inputs' verdicts are kept (a compiled run's push
+    destination: judged_inputs.py) and returns the step's error message.
+
+    Why fail the step rather than record "not blessed": a failed execution is never a
+    cache hit, so a local re-run checks again, and a compiled run's next schedule
+    tries again instead of finding these inputs judged.
+    """
+    message = f"ImageInfraValidator: {reason}. The infrastructure failed, not the model: "
+    where = examples.get_custom_property(JUDGED_IN_PROPERTY) if examples else None
+    digest = examples.get_custom_property(INPUTS_DIGEST_PROPERTY) if examples else None
+    if not where or not digest:
+        return message + "nothing was judged, and a re-run checks again"
+    failures = judged_inputs.record_failure(where, digest,
+                                            examples.get_custom_property(SPANS_PROPERTY) or None,
+                                            reason)
+    return message + (f"failed try {failures} on these inputs; the next run tries again"
+                      if failures < judged_inputs.MAX_FAILURES else
+                      f"failed try {failures} on these inputs; the next run on them gives up "
+                      "and records them as judged")
 
 
 def _record(blessing: types.Artifact, result: dict, checked: bool = True) -> None:

@@ -24,6 +24,11 @@ from core.storage.tree_copy import copy_tree
 POLL_S = 0.2
 
 
+class ServerUnavailable(RuntimeError):
+    """The server could not start, or did not answer in time: the infrastructure's failure,
+    not the model's (a server that answers with an error is the model's)."""
+
+
 class ModelServer:
     """`binary` serving `model_dir` (with `warmup_path` as its warmup records) as `name`."""
 
@@ -47,7 +52,7 @@ class ModelServer:
                 stdout=self._log, stderr=subprocess.STDOUT)
         except OSError as e:
             self.stop()
-            raise RuntimeError(f"{binary} could not be started: {e}") from None
+            raise ServerUnavailable(f"{binary} could not be started: {e}") from None
 
     def _url(self, suffix: str = "") -> str:
         return f"http://127.0.0.1:{self._port}/v1/models/{self._name}{suffix}"
@@ -62,7 +67,8 @@ class ModelServer:
             if self._state() == "AVAILABLE":
                 return
             time.sleep(POLL_S)
-        raise RuntimeError(f"{self._binary} did not make the model AVAILABLE in {timeout_s} s: "
+        raise ServerUnavailable(f"{self._binary} did not make the model AVAILABLE in "
+                                f"{timeout_s} s: "
                            f"{self._last_line()}")
 
     def _state(self) -> Optional[str]:
@@ -84,7 +90,7 @@ class ModelServer:
             raise RuntimeError(f"{self._binary} answered HTTP {e.code}: "
                                f"{e.read().decode(errors='replace')[:300]}") from None
         except OSError as e:  # refused, reset, timed out: the server died or hung
-            raise RuntimeError(f"{self._binary} did not answer a request: {e}; "
+            raise ServerUnavailable(f"{self._binary} did not answer a request: {e}; "
                                f"{self._last_line()}") from None
 
     def _last_line(self) -> str:

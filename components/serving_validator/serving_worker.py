@@ -29,8 +29,21 @@ IN_PROCESS = "in-process stand-in"  # the result's "server" without a model serv
 EVALUATOR_SIGNATURE = SERVING_DEFAULT  # what TFMA's ModelSpec evaluates
 
 
+# What a failed check blames (components/image_pusher/judged_inputs.py): the model, which
+# no retry changes, or the infrastructure, which the next run tries again.
+MODEL, INFRASTRUCTURE = "model", "infrastructure"
+
+
 class CheckFailed(Exception):
     """The candidate did not load or did not answer as a server needs."""
+
+    kind = MODEL
+
+
+class ServerFailed(CheckFailed):
+    """The model server could not start or did not answer in time."""
+
+    kind = INFRASTRUCTURE
 
 
 def _value(item):
@@ -149,8 +162,8 @@ def _rest_answers(job: dict, loaded, images: list):
         try:
             server = ModelServer(job["model_server"], job["model_dir"], job["warmup_path"],
                                  job["model_name"], job.get("scratch"))
-        except RuntimeError as e:
-            raise CheckFailed(f"the model server: {e}") from None
+        except RuntimeError as e:  # the binary could not start
+            raise ServerFailed(f"the model server: {e}") from None
         answer = server.predict
     try:
         if server is not None:
@@ -166,7 +179,9 @@ def _rest_answers(job: dict, loaded, images: list):
                                  "REST request")[0])
         return latencies, rest
     except RuntimeError as e:
-        raise CheckFailed(f"the model server: {e}") from None
+        from components.serving_validator.model_server import ServerUnavailable
+        failed = ServerFailed if isinstance(e, ServerUnavailable) else CheckFailed
+        raise failed(f"the model server: {e}") from None
     finally:
         if server is not None:
             server.stop()
@@ -182,7 +197,7 @@ def main() -> int:
         result = {"ok": True, "reason": "loaded, replayed the warmup requests and answered REST",
                   **check(job)}
     except CheckFailed as e:
-        result = {"ok": False, "reason": str(e)}
+        result = {"ok": False, "reason": str(e), "kind": e.kind}
     print(json.dumps(result))
     return 0
 

@@ -1,8 +1,9 @@
 """What a local run of a compiled package did: each task's state, and the outputs it left."""
 import dataclasses
+import re
 from typing import Any, Dict, Optional
 
-from core.contract import EXAMPLE_GEN_ID, TRAINER_ID
+from core.contract import EXAMPLE_GEN_ID, PUSHER_ID, TRAINER_ID
 
 DONE, CACHED, SKIPPED = "done", "cached", "skipped"
 # ImageExampleGen's output and the metadata its executor writes there
@@ -11,6 +12,11 @@ DONE, CACHED, SKIPPED = "done", "cached", "skipped"
 EXAMPLES_KEY = "examples"
 NEW_DATA = "new_data"
 NEW_DATA_REASON = "new_data_reason"
+RETRYING = "retrying after"  # the start of its reason when a failed try is tried again
+# The Pusher's output and its verdict (components/image_pusher/refusal.py's properties).
+PUSHED_MODEL_KEY, VERDICT, VERDICT_REASON = "pushed_model", "verdict", "verdict_reason"
+# A traceback's last line: `package.module.SomeError: message`.
+EXCEPTION_LINE = re.compile(r"^([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Failure|Failed): ")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,3 +81,36 @@ def nothing_new(result: RunResult) -> Optional[str]:
     if result.count(CACHED):
         reasons.append(f"{result.count(CACHED)} reused from the cache")
     return ", ".join(reasons)
+
+
+def retried(result: RunResult) -> Optional[str]:
+    """ImageExampleGen's reason when it went ahead on inputs whose last try failed
+    (components/image_pusher/judged_inputs.py), else None."""
+    examples = result.metadata(EXAMPLE_GEN_ID, EXAMPLES_KEY)
+    reason = str(examples.get(NEW_DATA_REASON) or "")
+    return reason if examples.get(NEW_DATA) == 1 and reason.startswith(RETRYING) else None
+
+
+def verdict(result: RunResult) -> Optional[str]:
+    """"<kind>: <why>" of the Pusher's verdict (pushed, model, data), or None where no
+    Pusher ran in this run."""
+    if (result.states.get(PUSHER_ID) or TaskState(SKIPPED)).state != DONE:
+        return None
+    pushed = result.metadata(PUSHER_ID, PUSHED_MODEL_KEY)
+    if not pushed.get(VERDICT):
+        return None
+    return f"{pushed[VERDICT]}: {pushed.get(VERDICT_REASON)}"
+
+
+def failure_reason(log_path: str) -> Optional[str]:
+    """The last line of a failed task's log that names an error (its exception's message,
+    or an imagepipe alert), or None."""
+    try:
+        with open(log_path, errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if "imagepipe alert:" in line or EXCEPTION_LINE.match(line) or line.startswith("driver:"):
+            return line[-1000:]
+    return lines[-1][-1000:] if lines else None

@@ -349,9 +349,13 @@ def test_a_worse_model_is_not_blessed_against_the_baseline_and_not_pushed(two_ru
     assert worse["eval"]["accuracy"] < first["eval"]["accuracy"] - 0.01
     assert worse["eval"]["blessed"] is False
     assert "accuracy change vs baseline" in worse["eval"]["reason"]
+    verdict = worse["pushed"].pop("verdict")
     assert worse["pushed"] == {"serving": None, "tflite": None, "version": None,
                                "tflite_gate": None, "serving_check": None, "blocked": None,
                                "model_card": None}
+    assert verdict["kind"] == "model", verdict
+    assert "accuracy change vs baseline" in verdict["reason"] or "the Evaluator" in \
+        verdict["reason"], verdict
     assert os.listdir(out / "serving" / "imagepipe") == [str(first["pushed"]["version"])]
     assert "NOT blessed" in stdout
     # The untrained model is wrong on most eval digits: the gallery shows them in red.

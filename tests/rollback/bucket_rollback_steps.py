@@ -11,9 +11,8 @@ each returned and left in the bucket to RESULTS.json.
 import json
 import os
 import sys
-import time
 
-from tests.support.gcs_harness import command
+from tests.support.gcs_harness import command, run_and_record
 from tests.support.paths import IMAGEPIPE, REPO
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -112,17 +111,5 @@ def _steps(work: str) -> dict:
     return found
 
 
-def main(results: str, work: str) -> None:
-    started = time.monotonic()
-    try:
-        found = _steps(work)
-    except Exception as e:  # noqa: BLE001  (the test shows what broke, with the steps done)
-        import traceback
-        found = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
-    found["seconds"] = round(time.monotonic() - started, 1)
-    with open(results, "w", encoding="utf-8") as f:
-        json.dump(found, f, indent=2)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    run_and_record(_steps, sys.argv[1], sys.argv[2])

@@ -56,3 +56,18 @@ def exited(step: dict, code: int = 0) -> dict:
     assert step.get("code") == code, (step.get("stdout", "")[-3000:]
                                       + step.get("stderr", "")[-3000:])
     return step
+
+
+def run_and_record(steps, results: str, *args) -> None:
+    """A steps script's main: `steps(*args)` (a dict of what each step returned), written
+    to `results` with its seconds, or the error and traceback of what broke, with the
+    steps done so far lost (the test shows what broke)."""
+    started = time.monotonic()
+    try:
+        found = steps(*args)
+    except Exception as e:  # noqa: BLE001  (the test shows what broke)
+        import traceback
+        found = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+    found["seconds"] = round(time.monotonic() - started, 1)
+    with open(results, "w", encoding="utf-8") as f:
+        json.dump(found, f, indent=2)

@@ -2,6 +2,8 @@
 
     python -m tests.components.image_example_gen.span_race_steps \
         RESULTS.json PATTERN OUTPUT [LOCAL_SPAN SPAN_URI]    # from the repository root
+    python -m tests.components.image_example_gen.span_race_steps \
+        RESULTS.json classes OUTPUT LOCAL_A URI_A LOCAL_B URI_B
 
 Each worker is a process of its own, as on two machines: it imports everything,
 says it is ready, waits for the start signal, then runs the real executor (no
@@ -10,6 +12,11 @@ span store. With LOCAL_SPAN and SPAN_URI, the span is first copied there (run
 inside scripts/with_gcs.sh for a bucket). RESULTS.json gets each worker's exit
 code, output and report, and what the span store holds: markers, attempt
 folders, and the records each published split file really holds.
+
+`classes`: two workers ingest two different datasets (URI_A/s1, URI_B/s1, each
+bringing a class the other lacks) into one span store at once; RESULTS.json also
+gets the store's classes.json and, per entry, how many records' label ids name
+another class there than the record's own class text.
 
 `in_threads` runs the same executions as threads of the calling process.
 """
@@ -90,12 +97,12 @@ def store_entries(output: str) -> dict:
     return entries
 
 
-def _start(pattern: str, output: str, signals: str) -> list:
-    """The workers, started together once every one of them is ready."""
+def _start(patterns: list, output: str, signals: str) -> list:
+    """The workers (one per pattern), started together once every one of them is ready."""
     workers = [subprocess.Popen([sys.executable, "-m", MODULE, "worker", pattern, output,
                                  str(i), signals], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=REPO)
-               for i in range(WORKERS)]
+               for i, pattern in enumerate(patterns)]
     deadline = time.monotonic() + 300
     while len([n for n in os.listdir(signals) if n.startswith("ready-")]) < WORKERS:
         if time.monotonic() > deadline or any(w.poll() is not None for w in workers):
@@ -111,17 +118,58 @@ def race(pattern: str, output: str, results: str, local_span=None, span_uri=None
     if local_span:
         from core.storage.tree_copy import copy_tree
         copy_tree(local_span, span_uri)
+    found = _run_workers([pattern] * WORKERS, output)
+    with open(results, "w") as f:
+        json.dump({"workers": found, "store": store_entries(output),
+                   "seconds": round(time.monotonic() - started, 1)}, f, indent=1)
+
+
+def class_race(results: str, output: str, local_a: str, uri_a: str, local_b: str,
+               uri_b: str) -> None:
+    """Two datasets with different new classes into one store at once; what it holds."""
+    from core.storage.tree_copy import copy_tree
+    started = time.monotonic()
+    copy_tree(local_a, f"{uri_a}/s1")
+    copy_tree(local_b, f"{uri_b}/s1")
+    found = _run_workers([f"{uri_a}/s{{SPAN}}", f"{uri_b}/s{{SPAN}}"], output)
+    with open(results, "w") as f:
+        json.dump({"workers": found, "store": store_entries(output),
+                   "labels": label_agreement(output),
+                   "seconds": round(time.monotonic() - started, 1)}, f, indent=1)
+
+
+def label_agreement(output: str) -> dict:
+    """{"classes": the store's classes.json, "entries": {entry: {"records", "disagree"}}}:
+    a record disagrees when classes.json names another class at its label id than its
+    class text."""
+    from core.contract import CLASS_TEXT_KEY, LABEL_KEY
+    from components.image_example_gen import span_store
+    from core.storage import files
+    from settings.config import PipelineConfig
+    store = PipelineConfig.from_values(output=output).ingest_options().span_store
+    classes = span_store.known_classes(store)
+    entries = {}
+    for name in files.list_dir(store)[0]:
+        folder = span_store.published(f"{store}/{name}")
+        rows = [row for split in ("train", "eval") for row in read_split(folder, split)]
+        wrong = [row for row in rows if classes[
+            row.features.feature[LABEL_KEY].int64_list.value[0]] != row.features.feature[
+            CLASS_TEXT_KEY].bytes_list.value[0].decode()]
+        entries[name] = {"records": len(rows), "disagree": len(wrong)}
+    return {"classes": classes, "entries": entries}
+
+
+def _run_workers(patterns: list, output: str) -> list:
+    """The workers' exit codes, output tails and reports."""
     found = []
     with tempfile.TemporaryDirectory() as signals:
-        for process in _start(pattern, output, signals):
+        for process in _start(patterns, output, signals):
             out, err = process.communicate(timeout=600)
             result = [line for line in out.splitlines() if line.startswith(RESULT)]
             found.append({"code": process.returncode, "stdout": out[-4000:],
                           "stderr": err[-4000:],
                           **(json.loads(result[-1][len(RESULT):]) if result else {})})
-    with open(results, "w") as f:
-        json.dump({"workers": found, "store": store_entries(output),
-                   "seconds": round(time.monotonic() - started, 1)}, f, indent=1)
+    return found
 
 
 if __name__ == "__main__":
@@ -130,5 +178,7 @@ if __name__ == "__main__":
     del sys.argv[1:]
     if args[0] == "worker":
         worker(*args[1:])
+    elif args[1] == "classes":
+        class_race(args[0], *args[2:])
     else:
         race(args[1], args[2], args[0], *args[3:])

@@ -4,7 +4,7 @@ from tfx.types import standard_artifacts
 
 from core.contract import (INPUTS_DIGEST_PROPERTY, NEW_DATA_PROPERTY,
                            NEW_DATA_REASON_PROPERTY)
-from components.image_pusher.judged_inputs import record_judged
+from components.image_pusher.judged_inputs import PUSHED, record_judged
 from core.parameters import encode
 from components.image_example_gen.novelty import (PIPELINE_DIGEST_KEY, SERVING_DIR_KEY,
                                                   inputs_digest, novelty)
@@ -30,7 +30,7 @@ def test_first_inputs_are_new_and_recorded_on_the_artifact(tmp_path):
 def test_judged_inputs_are_not_new(tmp_path):
     properties = _properties(tmp_path)
     digest = inputs_digest(properties[utils.FINGERPRINT_PROPERTY_NAME], properties)
-    record_judged(properties[SERVING_DIR_KEY], digest, "1", "pushed version 1", 1)
+    record_judged(properties[SERVING_DIR_KEY], digest, "1", PUSHED, "pushed version 1", 1)
     examples = standard_artifacts.Examples()
     new, reason = novelty(examples, properties)
     assert not new and examples.get_int_custom_property(NEW_DATA_PROPERTY) == 0

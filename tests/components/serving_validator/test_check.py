@@ -87,12 +87,15 @@ def test_a_model_without_the_rest_signature_fails(tmp_path, warmup_file):
     tf.saved_model.save(module, str(tmp_path / "m"), signatures={
         "serving_default": module.examples})
     result = _check(str(tmp_path / "m"), warmup_file)
-    assert result == {"ok": False, "reason": "the SavedModel has no 'serving_image' signature"}
+    assert result == {"ok": False, "reason": "the SavedModel has no 'serving_image' signature",
+                      "kind": "model"}
 
 
 def test_a_process_that_does_not_answer_in_time_fails(exported_model, warmup_file):
     result = _check(exported_model.model_dir, warmup_file, timeout=0.01)
-    assert result == {"ok": False, "reason": "the serving process did not answer in 0.01 s"}
+    assert result == {"ok": False, "kind": "infrastructure",
+                      "reason": "the serving check timed out: the serving process did not "
+                                "answer in 0.01 s"}
 
 
 def test_a_spare_worker_started_ahead_is_the_one_the_next_check_takes(exported_model,

@@ -192,6 +192,32 @@ def test_nothing_new_says_why_no_model_was_trained():
         "0 tasks skipped by their trigger conditions, 1 reused from the cache")
 
 
+def test_the_pusher_s_verdict_and_a_retry_are_read_from_the_run():
+    result = _result("done", {"new_data": 1.0, "new_data_reason": "retrying after 1 failed "
+                                                                 "try on these inputs: x"})
+    assert run_result.retried(result).startswith("retrying after 1 failed try")
+    assert run_result.verdict(result) is None  # no Pusher ran
+    result.states["Pusher"] = run_result.TaskState(run_result.DONE, 1.0)
+    result.outputs["Pusher"] = {"artifacts": {"pushed_model": {"metadata": {
+        "verdict": "data", "verdict_reason": "the Evaluator did not bless it: drift"}}}}
+    assert run_result.verdict(result) == "data: the Evaluator did not bless it: drift"
+    assert run_result.retried(_result("done", {"new_data": 1.0, "new_data_reason": "new"})) \
+        is None
+
+
+def test_a_failed_task_s_reason_is_its_log_s_last_error(tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_text("INFO: starting\nTraceback (most recent call last):\n  File x\n"
+                   "components.serving_validator.executor.InfrastructureFailure: "
+                   "ImageInfraValidator: the serving check timed out\nINFO: cleanup\n")
+    assert run_result.failure_reason(str(log)) == (
+        "components.serving_validator.executor.InfrastructureFailure: ImageInfraValidator: "
+        "the serving check timed out")
+    log.write_text("imagepipe alert: gave up retrying model=m\nTraceback\nGaveUp: same\n")
+    assert run_result.failure_reason(str(log)) == "imagepipe alert: gave up retrying model=m"
+    assert run_result.failure_reason(str(tmp_path / "missing")) is None
+
+
 @pytest.mark.integration  # imports TFX
 def test_the_conditions_tfx_compiles_from_a_cond_evaluate():
     from tfx.dsl.compiler import compiler_utils as tfx_compiler_utils
