@@ -70,7 +70,10 @@ def test_run_works_on_the_format(tmp_path, make, fmt, flags):
     if "1e-7" in flags:
         assert evaluation["accuracy"] < 1.0 and evaluation["blessed"] is False
         assert evaluation["reason"] == f"accuracy {evaluation['accuracy']:.4f} < threshold 1.0"
+        verdict = pushed.pop("verdict")
         assert set(pushed.values()) == {None}
+        assert verdict["kind"] == "model" and "below --accuracy-threshold 1.0" in \
+            verdict["reason"], verdict
         assert not (tmp_path / "out" / "serving").exists()
         assert not (tmp_path / "out" / "tflite").exists()
     else:
