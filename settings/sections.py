@@ -64,12 +64,15 @@ class IngestSettings:
     data: str = setting(
         DEFAULT_DATA,
         "Dataset: a class-per-folder image tree (optionally under train/ and eval/ folders), a "
-        "folder of MNIST-style IDX files, an .npz, or TFRecords of tf.Example; or a pattern with "
-        "{SPAN} (and optionally {VERSION}) naming one such dataset per span, for continuous "
-        "training. Example: --data ~/datasets/flowers, --data 'gs://b/photos/span-{SPAN}'")
+        "folder of MNIST-style IDX files, an .npz, TFRecords of tf.Example, a manifest "
+        "listing images (a Vertex AI import file, .csv or .jsonl, or a CSV with a header), a "
+        "Hugging Face dataset (the Hub's Parquet files or a save_to_disk folder) or a TFDS "
+        "prepared folder; or a pattern with {SPAN} (and optionally {VERSION}) naming one such "
+        "dataset per span, for continuous training. Example: --data ~/datasets/flowers, --data "
+        "labels.csv, --data 'gs://b/photos/span-{SPAN}'")
     format: str = setting(
         "auto",
-        "Dataset format; auto detects it from file names.",
+        "Dataset format; auto detects it from file names (and a .csv from its first row).",
         choices=FORMATS, example="--format idx")
     strict: bool = setting(
         False,
@@ -101,8 +104,30 @@ class IngestSettings:
         example="--dedupe")
     groups: Optional[str] = setting(
         None,
-        "A CSV file of path,group rows (paths relative to --data): each image's group is carried "
-        "from ingestion, and accuracy is reported per group. Example: --groups groups.csv")
+        "A CSV file of path,group rows (paths relative to --data, or to a manifest's folder): "
+        "each image's group is carried from ingestion, and accuracy is reported per group. "
+        "Example: --groups groups.csv")
+    allowed_root: Optional[str] = setting(
+        None,
+        "A manifest (--data FILE.csv or .jsonl) may name images only under its own folder (a "
+        "local manifest) or bucket (gs://); this adds other roots, comma-separated. Rows naming "
+        "an image elsewhere are skipped and reported (--strict: refused). Example: "
+        "--allowed-root /mnt/images,gs://b/photos")
+    path_column: Optional[str] = setting(
+        None,
+        "A CSV manifest with a header: the column holding each image's path. Default: the first "
+        "of filename, file, file_name, filepath, image_path, image, image_id, path, ... (any "
+        "case). Example: --path-column img")
+    label_column: Optional[str] = setting(
+        None,
+        "A CSV manifest with a header: the column holding each image's class name. Default: the "
+        "first of label, class, category, target, labels, ... (any case). Example: "
+        "--label-column species")
+    split_column: Optional[str] = setting(
+        None,
+        "A CSV manifest with a header: the column holding each image's split (train, "
+        "validation, test, ...; empty: hashed). Default: split, ml_use, subset, set, fold or "
+        "partition if present, else none. Example: --split-column fold")
 
 
 @dataclasses.dataclass(frozen=True)

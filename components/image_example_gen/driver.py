@@ -22,10 +22,19 @@ from core.parameters import decode
 from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen import spans
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.span_window import SpanWindow, resolve, tree_fingerprint
+from components.image_example_gen.readers.formats import manifest_files
+from components.image_example_gen.span_window import (SpanWindow, fingerprint_files, resolve,
+                                                      tree_fingerprint)
 
 GROUPS_KEY = "groups"  # IngestOptions.groups: its file's content is part of the input
 WINDOW_KEY = "span_window"  # the resolved SpanWindow, as JSON
+
+
+def data_fingerprint(input_base: str, exec_properties) -> str:
+    """tree_fingerprint of one dataset; for a manifest, of the manifest and of each image
+    it lists (they may be anywhere in its allowed roots, not under one folder)."""
+    listed = manifest_files(input_base, decode(IngestOptions, exec_properties))
+    return tree_fingerprint(input_base) if listed is None else fingerprint_files(listed)
 
 
 def input_fingerprint(exec_properties) -> Tuple[str, int, Optional[int], Optional[SpanWindow]]:
@@ -41,7 +50,7 @@ def input_fingerprint(exec_properties) -> Tuple[str, int, Optional[int], Optiona
     groups = exec_properties.get(GROUPS_KEY)
     extra = f",groups:{groups_digest(groups)}" if groups else ""
     if not spans.is_pattern(input_base):
-        return tree_fingerprint(input_base) + extra, 0, None, None
+        return data_fingerprint(input_base, exec_properties) + extra, 0, None, None
     window = resolve(input_base, decode(IngestOptions, exec_properties))
     return window.fingerprint() + extra, window.newest.number, window.newest.version, window
 

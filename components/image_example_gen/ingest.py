@@ -64,6 +64,8 @@ class _IngestShard(beam.DoFn):
 
     def process(self, line: str):
         image_rows = shards.image_file_rows(line) if self._pool is not None else None
+        if image_rows is not None and any(files.is_remote(row[0]) for row in image_rows[2]):
+            image_rows = None  # a manifest's gs:// images: read here, by threads
         if image_rows is not None:  # to a worker, untouched: no per-file work here
             index, count, file_rows = image_rows
             groups = {row[0]: self._groups[row[0]] for row in file_rows

@@ -7,7 +7,8 @@ import dataclasses
 import hashlib
 from typing import List, Optional, Sequence, Tuple
 
-FORMATS = ("auto", "folder", "idx", "npz", "tfrecord")
+FORMATS = ("auto", "folder", "idx", "npz", "tfrecord", "vertex-csv", "vertex-jsonl", "csv",
+           "hf-parquet", "hf-disk", "tfds")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +43,13 @@ class IngestOptions:
     # CSV of path,group whose group each example carries (None: no groups).
     dedupe: bool
     groups: Optional[str]
+    # Manifests (readers/import_files.py, readers/csv_manifest.py): where the images they
+    # name may be, beyond the manifest's own folder or bucket (comma-separated; None: only
+    # there); and a headed CSV's columns (None: found by their usual names).
+    allowed_root: Optional[str]
+    path_column: Optional[str]
+    label_column: Optional[str]
+    split_column: Optional[str]
 
     def __post_init__(self):
         problems = option_problems(self.format, self.eval_percent, self.max_pixels,

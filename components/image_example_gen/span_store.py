@@ -35,7 +35,7 @@ from core.contract import INGEST_REPORT_FILE, LABELS_FILE, SPLITS
 from components.image_example_gen.data_health.groups_csv import groups_digest
 from components.image_example_gen.encoding.encode import PIXEL_BASIS
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers.folder_tree import Listing
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing
 from components.image_example_gen.spans import Span
 from core.storage import files, shared_json
 
@@ -85,7 +85,7 @@ def relabel(listing: Listing, classes: Optional[List[str]]) -> Listing:
     """`listing` with label ids into `classes`; arrays' ids are their own (must agree)."""
     if classes is None or listing.classes == classes[:len(listing.classes)]:
         return dataclasses.replace(listing, classes=classes) if classes else listing
-    if listing.format != "folder":
+    if listing.files and not isinstance(listing.files[0], ImageFile):  # arrays' own ids
         raise ValueError(f"{listing.format} spans must number their classes alike: "
                          f"{listing.classes} against {classes}")
     ids = [classes.index(name) for name in listing.classes]
@@ -96,13 +96,16 @@ def relabel(listing: Listing, classes: Optional[List[str]]) -> Listing:
 def entry_key(span: Span, fingerprint: str, options: IngestOptions,
               classes: Optional[List[str]], own_classes: Optional[List[str]]) -> str:
     """A digest of what a span's examples depend on (see the module docstring), with
-    --dedupe and the --groups file's content (both change the examples) and the
-    pixel basis of the statistics and hashes (encode.PIXEL_BASIS)."""
+    --dedupe, the --groups file's content and a manifest's --allowed-root and columns
+    (each changes the examples; only when set) and the pixel basis of the statistics
+    and hashes (encode.PIXEL_BASIS)."""
     reading = {k: v for k, v in dataclasses.asdict(options).items()
                if k in ("format", "strict", "max_pixels", "image_key", "label_key",
                         "eval_percent")}
     if options.dedupe or options.groups:  # absent otherwise: earlier entries stay valid
         reading.update(dedupe=options.dedupe, groups=groups_digest(options.groups))
+    manifest = ("allowed_root", "path_column", "label_column", "split_column")
+    reading.update({k: getattr(options, k) for k in manifest if getattr(options, k)})
     ids = None if classes is None else [[n, classes.index(n)] for n in own_classes or []]
     text = json.dumps([span.root, fingerprint, reading, ids, PIXEL_BASIS, LAYOUT],
                       sort_keys=True)

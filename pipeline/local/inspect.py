@@ -24,7 +24,7 @@ from components.image_example_gen.health import split_together
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.readers.formats import list_dataset
-from components.image_example_gen.readers.units import read_file_jobs, read_unit
+from components.image_example_gen.readers.units import read_file_jobs, read_unit, remote_units
 from core.storage import files
 from settings.config import PipelineConfig
 from core.errors import UsageError
@@ -38,7 +38,7 @@ def _hash_files(root: str, listing: Listing, options: IngestOptions,
     """encode.hash_files' rows and skipped records of an image-file listing."""
     context = {"root": root, "classes": listing.classes, "buckets": options.buckets,
                "max_pixels": options.max_pixels}
-    if processes <= 1 or files.is_remote(root):
+    if processes <= 1 or files.is_remote(root) or remote_units(listing.files):
         jobs = read_file_jobs(listing.files, root, listing.classes, options)
         found = list(encode.hash_files(jobs, options.max_pixels))
         return ([r for r in found if isinstance(r, list)],

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from core.contract import SPLITS
-from components.image_example_gen.readers.folder_tree import Listing, splits_hashed
+from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
 from components.image_example_gen.options import IngestOptions, split_index
 from pipeline.planning.data_probe import probe_images
 
@@ -37,7 +37,7 @@ def split_sizes(listing: Listing, options: IngestOptions) -> Tuple[Optional[int]
         return None, None
     counts = [0, 0]
     for unit in listing.files:
-        if listing.format == "folder":
+        if isinstance(unit, ImageFile):  # a folder tree's or a manifest's
             index = (SPLITS.index(unit.split) if unit.split else
                      split_index(unit.relpath, options.buckets))
             counts[index] += 1

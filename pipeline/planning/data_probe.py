@@ -8,7 +8,6 @@ bucket, the first bytes of each sampled object, read in parallel).
 import collections
 import dataclasses
 import io
-import os
 import random
 from typing import Callable, Iterable, Optional
 
@@ -16,6 +15,7 @@ from PIL import Image
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.readers.manifest_paths import image_path
 from core.storage import files
 
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
@@ -78,11 +78,14 @@ def probe_images(root: str, listing: Listing, options: IngestOptions,
         from components.image_example_gen.readers.tfrecords import sample_images  # imports TF
         blobs = sample_images(root, listing, options, sample)
         return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
+    if listing.format in ("hf-parquet", "hf-disk", "tfds"):
+        blobs = _foreign_sample(root, listing, sample)
+        return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
     chosen = listing.files
     if len(chosen) > sample:
         chosen = random.Random(seed).sample(chosen, sample)
-    paths = [os.path.join(root, f.relpath) for f in chosen]
-    if not files.is_remote(root):  # PIL reads only the header of a local file
+    paths = [image_path(root, f.relpath) for f in chosen]
+    if not any(files.is_remote(p) for p in paths):  # PIL reads only a local file's header
         return _summarize([lambda p=p: Image.open(p) for p in paths], root)
     return _summarize([lambda p=p, h=h: _open_head(p, h)
                        for p, h in zip(paths, files.read_heads(paths, HEAD_BYTES))], root)
@@ -100,3 +103,11 @@ def _open_head(path: str, head: Optional[bytes]) -> Image.Image:
             raise
         return Image.open(io.BytesIO(files.read_bytes(path)))
 
+
+def _foreign_sample(root: str, listing: Listing, sample: int) -> list:
+    """The first encoded images of a Hugging Face or TFDS dataset."""
+    if listing.format == "tfds":
+        from components.image_example_gen.readers.tfds_folders import sample_tfds_images
+        return sample_tfds_images(root, listing, sample)
+    from components.image_example_gen.readers.hf_rows import sample_hf_images
+    return sample_hf_images(root, listing, sample)

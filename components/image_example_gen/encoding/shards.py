@@ -14,13 +14,16 @@ from typing import Iterator, List, Optional, Tuple
 
 from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
+from components.image_example_gen.readers.hf_rows import HfRows
+from components.image_example_gen.readers.tfds_folders import TfdsShard
 from components.image_example_gen.readers.tfrecords import RecordFile
 from core.storage import files
 
 # Image files per shard, at most: one Beam element, and one output file per split.
 SHARD_FILES = 512
 MANIFEST_FILE = ".ingest_manifest.jsonl"
-_UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile)}
+_UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile, HfRows,
+                                             TfdsShard)}
 
 Shard = Tuple[int, int, list]  # (index, count, units)
 

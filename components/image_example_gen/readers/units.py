@@ -19,6 +19,8 @@ from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, 
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
+from components.image_example_gen.readers.hf_rows import HfRows, read_hf_unit
+from components.image_example_gen.readers.tfds_folders import TfdsShard, read_tfds_unit
 from core.storage import files
 
 SplitOf = Callable[[str], str]
@@ -48,13 +50,20 @@ def read_file_job(unit: ImageFile, root: str, classes: List[str], options: Inges
 def read_file_jobs(units: List[ImageFile], root: str, classes: List[str],
                    options: IngestOptions, groups: Optional[Groups] = None
                    ) -> List[encode.FileJob]:
-    """`read_file_job` of a shard's files, in order; remote files are read by
-    REMOTE_READERS threads at once, since each read waits on the network."""
+    """`read_file_job` of a shard's files, in order; remote files (a remote root, or a
+    manifest's gs:// URIs) are read by REMOTE_READERS threads at once, since each read
+    waits on the network."""
     read = lambda unit: read_file_job(unit, root, classes, options, groups)  # noqa: E731
-    if not files.is_remote(root):
+    if not files.is_remote(root) and not remote_units(units):
         return [read(unit) for unit in units]
     with ThreadPoolExecutor(max_workers=REMOTE_READERS) as pool:
         return list(pool.map(read, units))
+
+
+def remote_units(units: List[ImageFile]) -> bool:
+    """Whether any of a listing's image files is remote by itself (a manifest's gs:// URI),
+    so that it must be read here rather than by a local encoding worker."""
+    return any(files.is_remote(unit.relpath) for unit in units)
 
 
 # ITU-R 601 luma weights, as PIL's convert("L") uses them (encode.pixel_stats).
@@ -161,7 +170,8 @@ def _tf_reason(error) -> str:
 
 def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,
               split_of: SplitOf, groups: Optional[Groups] = None) -> Iterator[encode.Encoded]:
-    """Encoded examples and skipped records of an array chunk or a TFRecord file.
+    """Encoded examples and skipped records of an array chunk, a TFRecord file, Hugging Face
+    rows or a TFDS shard.
 
     `split_of(relpath)` decides the split of an example whose unit has none;
     `groups` gives examples their --groups group.
@@ -170,4 +180,8 @@ def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOpti
         return _read_array_chunk(unit, root, classes, options, split_of, groups or {})
     if isinstance(unit, RecordFile):
         return _read_record_file(unit, root, options, split_of, groups or {})
+    if isinstance(unit, HfRows):
+        return read_hf_unit(unit, root, classes, options, split_of, groups or {})
+    if isinstance(unit, TfdsShard):
+        return read_tfds_unit(unit, root, classes, options, split_of, groups or {})
     raise TypeError(f"unknown unit type {type(unit).__name__}")
