@@ -47,7 +47,9 @@ def prepared(tmp_path_factory):
     out = base / "out"
     written = subprocess.run([str(venv / "bin" / "python"), str(WRITER), str(out),
                               str(MNIST_PNG)], capture_output=True, text=True, timeout=600,
-                             cwd=base, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+                             cwd=base, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+                                            # TFDS leaves empty temporary folders behind
+                                            "TMPDIR": str(base)})
     assert written.returncode == 0, written.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     print(f"tensorflow-datasets {manifest['tensorflow_datasets']}: "
