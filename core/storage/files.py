@@ -10,8 +10,10 @@ paginated list call returns what gfile would need a stat per object for.
 Object stores have no folders: tools that fake them write zero-byte
 "directory marker" objects (`dir/`), which listings here leave out.
 """
+import contextlib
 import dataclasses
 import fnmatch
+import io
 import os
 import shutil
 import uuid
@@ -174,6 +176,39 @@ def open_file(path: str, mode: str = "rb") -> IO:
     if not is_remote(path):
         return open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
     return _gfile().GFile(path, mode)
+
+
+class _IoReadable(io.RawIOBase):
+    """A remote file (tf.io.gfile's GFile) as the io module's file objects are: GFile seeks
+    and reads but has no `closed`, which libraries such as pyarrow check first."""
+
+    def __init__(self, file):
+        super().__init__()
+        self._file = file
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._file.seek(offset, whence)
+        return self._file.tell()
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        return self._file.read(size)
+
+
+@contextlib.contextmanager
+def open_readable(path: str) -> Iterator[IO]:
+    """A seekable binary file to read, with the io module's interface on every file system
+    (ranged reads on a bucket: nothing is downloaded whole)."""
+    with open_file(path, "rb") as f:
+        yield f if hasattr(f, "closed") else _IoReadable(f)
 
 
 def read_bytes(path: str) -> bytes:

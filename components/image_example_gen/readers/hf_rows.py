@@ -10,7 +10,6 @@ own GCS filesystem would need its own set up.
 """
 import contextlib
 import dataclasses
-import io
 import os
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -47,53 +46,21 @@ class HfRows:
     stop_group: int = 0
 
 
-class _ArrowReadable(io.RawIOBase):
-    """A file object as pyarrow reads one. core/storage's remote files (tf.io.gfile's
-    GFile) seek and read but have no `closed`, which pyarrow checks first."""
-
-    def __init__(self, file):
-        super().__init__()
-        self._file = file
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self._file.seek(offset, whence)
-        return self._file.tell()
-
-    def tell(self) -> int:
-        return self._file.tell()
-
-    def read(self, size: int = -1) -> bytes:
-        return self._file.read(size)
-
-
 def file_path(root: str, relpath: str) -> str:
     """A unit's file: `relpath` under `root`, or `root` itself when it is the file."""
     return os.path.join(root, relpath) if relpath else root
 
 
 @contextlib.contextmanager
-def _open(path: str) -> Iterator[io.RawIOBase]:
-    """`path` opened through core/storage, readable by pyarrow."""
-    with files.open_file(path, "rb") as f:
-        yield f if hasattr(f, "closed") else _ArrowReadable(f)
-
-
-@contextlib.contextmanager
 def open_parquet(path: str) -> Iterator[pq.ParquetFile]:
     """A Parquet file, its footer read; row groups are read when asked for."""
-    with _open(path) as f:
+    with files.open_readable(path) as f:
         yield pq.ParquetFile(f, buffer_size=READ_BUFFER)
 
 
 def arrow_batches(path: str) -> Iterator[pa.RecordBatch]:
     """Record batches of an Arrow IPC stream (`datasets`' format) or IPC file, in order."""
-    with _open(path) as f:
+    with files.open_readable(path) as f:
         magic = f.read(6)
         f.seek(0)
         if magic == b"ARROW1":
