@@ -1,4 +1,5 @@
-"""Listing a manifest (readers/import_files.py, readers/csv_manifest.py): rows to a Listing.
+"""Listing a manifest (readers/manifests/import_files.py and csv_manifest.py): rows to a
+Listing.
 
     bash scripts/bench.sh ingestion/manifest_listing                 # 100,000 rows, ~30 s
     bash scripts/bench.sh ingestion/manifest_listing --rows 10000    # quick look

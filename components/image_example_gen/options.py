@@ -43,7 +43,7 @@ class IngestOptions:
     # CSV of path,group whose group each example carries (None: no groups).
     dedupe: bool
     groups: Optional[str]
-    # Manifests (readers/import_files.py, readers/csv_manifest.py): where the images they
+    # Manifests (readers/manifests/): where the images they
     # name may be, beyond the manifest's own folder or bucket (comma-separated; None: only
     # there); and a headed CSV's columns (None: found by their usual names).
     allowed_root: Optional[str]

@@ -15,7 +15,7 @@ from PIL import Image
 
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers.manifest_paths import image_path
+from components.image_example_gen.readers.manifests.manifest_paths import image_path
 from core.storage import files
 
 _GRAY_MODES = {"1", "L", "LA", "I", "I;16", "I;16B", "F"}
@@ -107,7 +107,8 @@ def _open_head(path: str, head: Optional[bytes]) -> Image.Image:
 def _foreign_sample(root: str, listing: Listing, sample: int) -> list:
     """The first encoded images of a Hugging Face or TFDS dataset."""
     if listing.format == "tfds":
-        from components.image_example_gen.readers.tfds_folders import sample_tfds_images
+        from components.image_example_gen.readers.hub_datasets.tfds_folders import (
+            sample_tfds_images)
         return sample_tfds_images(root, listing, sample)
-    from components.image_example_gen.readers.hf_rows import sample_hf_images
+    from components.image_example_gen.readers.hub_datasets.hf_rows import sample_hf_images
     return sample_hf_images(root, listing, sample)

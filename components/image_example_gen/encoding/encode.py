@@ -26,7 +26,7 @@ from core.contract import (BRIGHTNESS_KEY, CHANNELS_KEY, CLASS_TEXT_KEY,
                            FILENAME_KEY, FORMAT_KEY, HEIGHT_KEY, IMAGE_KEY,
                            LABEL_KEY, SPLITS, WIDTH_KEY)
 from components.image_example_gen.options import split_index
-from components.image_example_gen.readers.manifest_paths import image_path
+from components.image_example_gen.readers.manifests.manifest_paths import image_path
 
 # Formats kept byte-for-byte; anything else is re-encoded losslessly as PNG,
 # because tf.io.decode_image cannot be trusted on every BMP/GIF variant.
@@ -311,7 +311,7 @@ def local_file_job(root: str, relpath: str, label: int, split: Optional[str],
     readers/units.py read_file_job).
 
     `root` is the dataset's folder or manifest file; `relpath` is relative to that folder,
-    or an absolute path or URI (a manifest's, readers/manifest_paths.py image_path).
+    or an absolute path or URI (a manifest's, readers/manifests/manifest_paths.py image_path).
     `split` None means "hash the path into a split" (options.split_index).
     """
     return FileJob(relpath, label, classes[label], split or SPLITS[split_index(relpath, buckets)],

@@ -14,8 +14,8 @@ from typing import Iterator, List, Optional, Tuple
 
 from components.image_example_gen.readers.arrays import ArrayChunk
 from components.image_example_gen.readers.folder_tree import ImageFile
-from components.image_example_gen.readers.hf_rows import HfRows
-from components.image_example_gen.readers.tfds_folders import TfdsShard
+from components.image_example_gen.readers.hub_datasets.hf_rows import HfRows
+from components.image_example_gen.readers.hub_datasets.tfds_folders import TfdsShard
 from components.image_example_gen.readers.tfrecords import RecordFile
 from core.storage import files
 

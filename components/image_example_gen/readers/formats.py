@@ -16,16 +16,18 @@ from components.image_example_gen.readers.folder_tree import (
 )
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import list_tfrecord
-from components.image_example_gen.readers.csv_manifest import (header_names_a_path,
-                                                               list_csv_manifest)
-from components.image_example_gen.readers.hf_datasets import (list_hf_disk, list_hf_parquet,
-                                                              looks_like_hf_disk,
-                                                              looks_like_hf_parquet)
-from components.image_example_gen.readers.tfds_folders import list_tfds, looks_like_tfds
-from components.image_example_gen.readers.import_files import (list_vertex_csv,
-                                                               list_vertex_jsonl)
-from components.image_example_gen.readers.manifest_paths import image_infos, image_path
-from components.image_example_gen.readers.manifest_rows import is_split_value, looks_like_image
+from components.image_example_gen.readers.hub_datasets.hf_datasets import (
+    list_hf_disk, list_hf_parquet, looks_like_hf_disk, looks_like_hf_parquet)
+from components.image_example_gen.readers.hub_datasets.tfds_folders import (list_tfds,
+                                                                           looks_like_tfds)
+from components.image_example_gen.readers.manifests.csv_manifest import (header_names_a_path,
+                                                                        list_csv_manifest)
+from components.image_example_gen.readers.manifests.import_files import (list_vertex_csv,
+                                                                        list_vertex_jsonl)
+from components.image_example_gen.readers.manifests.manifest_paths import (image_infos,
+                                                                          image_path)
+from components.image_example_gen.readers.manifests.manifest_rows import (is_split_value,
+                                                                         looks_like_image)
 from core.storage import files
 
 # Formats whose units are image files (ImageFile), each with its relpath.

@@ -19,8 +19,8 @@ from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, 
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
-from components.image_example_gen.readers.hf_rows import HfRows, read_hf_unit
-from components.image_example_gen.readers.tfds_folders import TfdsShard, read_tfds_unit
+from components.image_example_gen.readers.hub_datasets.hf_rows import HfRows, read_hf_unit
+from components.image_example_gen.readers.hub_datasets.tfds_folders import TfdsShard, read_tfds_unit
 from core.storage import files
 
 SplitOf = Callable[[str], str]

@@ -19,7 +19,7 @@ LAYOUTS = {"hub": "hub", "disk": "disk", "tfds": "tfds/digits/plain"}
 
 def _readers():
     """{layout: (looks_like, list, read)}."""
-    from components.image_example_gen.readers import hf_datasets, hf_rows, tfds_folders
+    from components.image_example_gen.readers.hub_datasets import hf_datasets, hf_rows, tfds_folders
     return {"hub": (hf_datasets.looks_like_hf_parquet, hf_datasets.list_hf_parquet,
                     hf_rows.read_hf_unit),
             "disk": (hf_datasets.looks_like_hf_disk, hf_datasets.list_hf_disk,

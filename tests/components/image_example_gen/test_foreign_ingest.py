@@ -7,7 +7,7 @@ The datasets are written from the bundled digits to the documented formats
 """
 import pytest
 
-from components.image_example_gen.readers import hf_datasets, tfds_folders
+from components.image_example_gen.readers.hub_datasets import hf_datasets, tfds_folders
 from settings.config import PipelineConfig
 from tests.support import foreign_datasets as fd
 

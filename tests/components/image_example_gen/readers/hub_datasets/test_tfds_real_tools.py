@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from components.image_example_gen.readers import tfds_folders
+from components.image_example_gen.readers.hub_datasets import tfds_folders
 from components.image_example_gen.readers.folder_tree import DatasetError
 from settings.config import PipelineConfig
 from tests.support.paths import MNIST_PNG, REPO

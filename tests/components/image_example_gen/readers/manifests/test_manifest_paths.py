@@ -3,7 +3,7 @@ root and a relpath that encoding uses, and remote images read when the manifest 
 import pytest
 
 from components.image_example_gen.encoding.encode import local_file_job
-from components.image_example_gen.readers import manifest_paths
+from components.image_example_gen.readers.manifests import manifest_paths
 from components.image_example_gen.readers.folder_tree import ImageFile
 from components.image_example_gen.readers.units import read_file_jobs
 from settings.config import PipelineConfig

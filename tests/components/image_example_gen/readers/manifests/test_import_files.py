@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from components.image_example_gen.readers.csv_manifest import list_csv_manifest
+from components.image_example_gen.readers.manifests.csv_manifest import list_csv_manifest
 from components.image_example_gen.readers.folder_tree import DatasetError, splits_hashed
 from components.image_example_gen.readers.formats import list_dataset
-from components.image_example_gen.readers.import_files import (list_vertex_csv,
+from components.image_example_gen.readers.manifests.import_files import (list_vertex_csv,
                                                                list_vertex_jsonl)
-from components.image_example_gen.readers.manifest_paths import image_path
+from components.image_example_gen.readers.manifests.manifest_paths import image_path
 from settings.config import PipelineConfig
 from tests.support.manifests import (digit_rows, digits_beside, write_headed_csv,
                                      write_vertex_csv, write_vertex_jsonl)

@@ -1,6 +1,6 @@
 """Where a manifest's rows point: each image's location, the allowed roots, which exist.
 
-A manifest (readers/import_files.py, readers/csv_manifest.py) names images relative to
+A manifest (import_files.py, csv_manifest.py) names images relative to
 its own folder, by absolute path, as `file://` URIs or on gs://. Every location is
 normalized (`..` and `.` resolved) before the allowed-root check, and a local one is
 checked with its symlinks resolved, so no spelling reaches outside the roots.

@@ -8,9 +8,9 @@ The layouts of https://cloud.google.com/vertex-ai/docs/image-data/classification
      "dataItemResourceLabels": {"aiplatform.googleapis.com/ml_use": "training"}}
 
 Image paths may also be relative to the file's folder, absolute or `file://`, within
-the allowed roots (readers/manifest_paths.py). A row that cannot be parsed is skipped
+the allowed roots (readers/manifests/manifest_paths.py). A row that cannot be parsed is skipped
 and reported with its file and row number; the checks every manifest shares are in
-readers/manifest_rows.py.
+readers/manifests/manifest_rows.py.
 """
 import csv
 import io
@@ -19,7 +19,7 @@ from typing import List, Optional, Tuple
 
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
-from components.image_example_gen.readers.manifest_rows import (
+from components.image_example_gen.readers.manifests.manifest_rows import (
     Row, RowChecks, is_split_value, list_rows, looks_like_image)
 from core.storage import files
 
@@ -73,7 +73,7 @@ def list_vertex_csv(path: str, options: IngestOptions) -> Listing:
 
     Raises:
       DatasetError: the file cannot be read or has no usable row; with
-        --strict, any refused row (readers/manifest_rows.py).
+        --strict, any refused row (readers/manifests/manifest_rows.py).
     """
     checks = RowChecks(path, options)
     rows = [_vertex_csv_row(number, cells, checks)

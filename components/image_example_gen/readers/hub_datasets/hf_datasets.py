@@ -18,12 +18,12 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers import hf_features
+from components.image_example_gen.readers.hub_datasets import hf_features
 from components.image_example_gen.readers.folder_tree import (EVAL_DIRS, TRAIN_DIR,
                                                               DatasetError, Listing)
-from components.image_example_gen.readers.hf_rows import (HfRows, arrow_batches, batches,
-                                                          column, file_path, open_parquet)
-from components.image_example_gen.readers.labelled_rows import split_roles
+from components.image_example_gen.readers.hub_datasets.hf_rows import (
+    HfRows, arrow_batches, batches, column, file_path, open_parquet)
+from components.image_example_gen.readers.hub_datasets.labelled_rows import split_roles
 from core.storage import files
 
 # Rows per unit (a Beam shard): about two image-folder shards (shards.SHARD_FILES).

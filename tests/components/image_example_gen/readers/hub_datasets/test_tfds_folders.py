@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from components.image_example_gen.readers import tfds_folders
+from components.image_example_gen.readers.hub_datasets import tfds_folders
 from components.image_example_gen.readers.folder_tree import DatasetError, splits_hashed
 from settings.config import PipelineConfig
 from tests.support import foreign_datasets as fd

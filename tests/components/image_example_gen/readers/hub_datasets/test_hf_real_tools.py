@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from components.image_example_gen.readers import hf_datasets, hf_features, hf_rows
+from components.image_example_gen.readers.hub_datasets import hf_datasets, hf_features, hf_rows
 from settings.config import PipelineConfig
 from tests.support import foreign_datasets as fd
 from tests.support.paths import MNIST_PNG, REPO

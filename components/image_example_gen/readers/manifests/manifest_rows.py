@@ -1,6 +1,6 @@
 """A manifest's rows to a Listing: the checks every manifest format shares.
 
-The format readers (readers/import_files.py, readers/csv_manifest.py) parse rows into
+The format readers (import_files.py, csv_manifest.py) parse rows into
 `Row`s and report the rows they cannot parse; `list_rows` then checks each row (its
 split, its label, the allowed roots, duplicates, second labels, missing images), numbers
 the classes and fixes the splits. A refused row is skipped with its file and row number
@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Tuple
 
 from core.contract import EVAL, TRAIN
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers import manifest_paths
+from components.image_example_gen.readers.manifests import manifest_paths
 from components.image_example_gen.readers.folder_tree import (
     EVAL_DIRS, DatasetError, ImageFile, Listing, is_image_name)
 from core.storage import files

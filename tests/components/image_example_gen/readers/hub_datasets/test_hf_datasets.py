@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from components.image_example_gen.readers import hf_datasets, hf_features, hf_rows
+from components.image_example_gen.readers.hub_datasets import hf_datasets, hf_features, hf_rows
 from components.image_example_gen.readers.folder_tree import DatasetError, splits_hashed
 from settings.config import PipelineConfig
 from tests.support import foreign_datasets as fd

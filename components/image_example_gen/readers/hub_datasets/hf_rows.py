@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from components.image_example_gen.encoding import encode
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
-from components.image_example_gen.readers.labelled_rows import encode_row
+from components.image_example_gen.readers.hub_datasets.labelled_rows import encode_row
 from core.storage import files
 
 # Rows turned into Python objects at a time.

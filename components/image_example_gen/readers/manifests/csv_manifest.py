@@ -7,14 +7,14 @@
 The path and label columns are --path-column and --label-column, or else the first
 header (any case) among PATH_COLUMNS and LABEL_COLUMNS; the split column is
 --split-column, or one of SPLIT_COLUMNS if there (optional). Rows are then checked as
-every manifest's are (readers/manifest_rows.py).
+every manifest's are (readers/manifests/manifest_rows.py).
 """
 from typing import List, Optional
 
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
-from components.image_example_gen.readers.import_files import csv_rows, read_manifest
-from components.image_example_gen.readers.manifest_rows import Row, RowChecks, list_rows
+from components.image_example_gen.readers.manifests.import_files import csv_rows, read_manifest
+from components.image_example_gen.readers.manifests.manifest_rows import Row, RowChecks, list_rows
 
 PATH_COLUMNS = ("filename", "file", "file_name", "filepath", "file_path", "image_path",
                 "image", "image_id", "image_name", "img", "path", "image_url", "url")

@@ -15,7 +15,7 @@ import tensorflow as tf
 from components.image_example_gen.encoding import encode
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
-from components.image_example_gen.readers.labelled_rows import encode_row, split_roles
+from components.image_example_gen.readers.hub_datasets.labelled_rows import encode_row, split_roles
 from components.image_example_gen.readers.tfrecords import iter_records
 from core.storage import files
 

@@ -1,0 +1,1 @@
+"""Readers of manifests: files that list images (Vertex AI import files, headed CSV)."""
