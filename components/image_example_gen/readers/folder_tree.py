@@ -9,13 +9,11 @@ import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
+from components.image_example_gen.readers import splits as split_names
 from core.contract import EVAL, TRAIN
 from core.storage import files
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
-TRAIN_DIR = "train"
-# Folders that can hold the eval split, in order of preference.
-EVAL_DIRS = ("eval", "validation", "val", "test")
 
 
 class DatasetError(ValueError):
@@ -115,12 +113,13 @@ def _images_per_class(root: str, prefix: str = ""
 
 
 def split_dirs(root: str) -> Optional[Dict[str, str]]:
-    """{split name: folder} if `root` holds train/ plus an eval-like folder, else None."""
+    """{split: folder} if `root` holds train/ plus an eval-like folder (readers/splits.py),
+    else None: its folders are classes."""
     names, _ = _subdirs(root)
-    eval_dirs = [d for d in EVAL_DIRS if d in names]
-    if TRAIN_DIR not in names or not eval_dirs:
+    choice = split_names.choose(name for name in names if split_names.is_split_name(name))
+    if choice.train is None or choice.eval is None:
         return None
-    return {TRAIN: TRAIN_DIR, EVAL: eval_dirs[0]}
+    return {TRAIN: choice.train, EVAL: choice.eval}
 
 
 def _check_root(root: str) -> None:

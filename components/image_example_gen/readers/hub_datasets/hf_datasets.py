@@ -18,9 +18,9 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from components.image_example_gen.options import IngestOptions
+from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.readers.hub_datasets import hf_features
-from components.image_example_gen.readers.folder_tree import (EVAL_DIRS, TRAIN_DIR,
-                                                              DatasetError, Listing)
+from components.image_example_gen.readers.splits import is_split_name
 from components.image_example_gen.readers.hub_datasets.hf_rows import (
     HfRows, arrow_batches, batches, column, file_path, open_parquet)
 from components.image_example_gen.readers.hub_datasets.labelled_rows import split_roles
@@ -46,8 +46,8 @@ def looks_like_hf_parquet(root: str) -> bool:
         return _is_parquet(os.path.basename(root))
     dirs, names = files.list_dir(root)
     return any(map(_is_parquet, names)) or any(
-        _parquet_names(os.path.join(root, d)) for d in dirs if d in (DATA_DIR, TRAIN_DIR,
-                                                                      *EVAL_DIRS))
+        _parquet_names(os.path.join(root, d)) for d in dirs
+        if d == DATA_DIR or is_split_name(d))
 
 
 def looks_like_hf_disk(root: str) -> bool:

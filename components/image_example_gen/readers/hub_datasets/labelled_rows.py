@@ -6,17 +6,17 @@ from core.contract import EVAL, TRAIN
 from components.image_example_gen.data_health import hashing
 from components.image_example_gen.encoding import encode
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers.folder_tree import (EVAL_DIRS, TRAIN_DIR,
-                                                              DatasetError)
+from components.image_example_gen.readers import splits as split_names
+from components.image_example_gen.readers.folder_tree import DatasetError
 
 
 def split_roles(names: Iterable[str], root: str
                 ) -> Tuple[Dict[str, Optional[str]], List[str]]:
     """({split name: TRAIN, EVAL or None (hashed)}, unused split names), as for folders.
 
-    With a `train` split, it is train and the first of EVAL_DIRS found (eval,
-    validation, val, test) is eval; the others are unused. A dataset of one split
-    (any name) is hashed into train and eval.
+    Train, eval and the unused splits are chosen as for every layout (readers/splits.py).
+    A `train` split with no eval-like one is hashed into train and eval, as is a
+    dataset of one split (any name).
 
     Raises:
       DatasetError: no splits, or several and none of them `train`.
@@ -24,16 +24,15 @@ def split_roles(names: Iterable[str], root: str
     names = sorted(set(names))
     if not names:
         raise DatasetError(f"--data {root}: the dataset names no splits")
-    if TRAIN_DIR not in names:
+    choice = split_names.choose(names)
+    if choice.train is None:
         if len(names) > 1:
             raise DatasetError(f"--data {root}: splits {', '.join(names)} but no 'train' "
                                "split; point --data at one of them, or name one 'train'")
-        return {name: None for name in names}, []
-    evals = [name for name in EVAL_DIRS if name in names][:1]
-    if not evals:
-        return {TRAIN_DIR: None}, [n for n in names if n != TRAIN_DIR]
-    roles = {TRAIN_DIR: TRAIN, evals[0]: EVAL}
-    return roles, [name for name in names if name not in roles]
+        return {names[0]: None}, []
+    if choice.eval is None:
+        return {choice.train: None}, choice.unused
+    return {choice.train: TRAIN, choice.eval: EVAL}, choice.unused
 
 
 def label_problem(label, classes: List[str]) -> str:

@@ -14,12 +14,14 @@ from typing import Dict, List, Optional, Tuple
 from core.contract import EVAL, TRAIN
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.manifests import manifest_paths
-from components.image_example_gen.readers.folder_tree import (
-    EVAL_DIRS, DatasetError, ImageFile, Listing, is_image_name)
+from components.image_example_gen.readers import splits as split_names
+from components.image_example_gen.readers.folder_tree import (DatasetError, ImageFile,
+                                                              Listing, is_image_name)
 from core.storage import files
 
-# ML_USE (Vertex AI) and split-column values, any case: the split they name, which
-# follows folder trees' names (train/, and EVAL_DIRS for eval); None: no split of its own.
+# ML_USE (Vertex AI) and split-column values, any case: the split they name, in
+# readers/splits.py's names (which of them is eval is chosen there); None: no split of
+# its own.
 SPLIT_VALUES = {"training": TRAIN, "train": TRAIN, "validation": "validation",
                 "valid": "validation", "val": "val", "eval": "eval", "test": "test",
                 "unassigned": None, "": None}
@@ -93,12 +95,6 @@ class RowChecks:
         return path, SPLIT_VALUES[use]
 
 
-def _eval_split(found: set) -> Tuple[Optional[str], List[str]]:
-    """(the split that becomes eval, the others left unused), as folder trees choose."""
-    present = [name for name in EVAL_DIRS if name in found]
-    return (present[0] if present else None), present[1:]
-
-
 def _check_splits(manifest: str, found: set, unassigned: int):
     """Splits given for some rows must leave train and eval something to hold."""
     if not found or unassigned:
@@ -119,7 +115,7 @@ def list_rows(checks: RowChecks, rows: List[Row], strict: bool) -> Listing:
         nothing; or `strict` and a row was refused.
     """
     kept = [(row, *found) for row in rows for found in [checks.accepted(row)] if found]
-    _, unused = _eval_split({split for *_, split in kept} - {TRAIN, None})
+    unused = split_names.choose({split for *_, split in kept} - {None}).unused
     unused_rows = {name: sum(1 for *_, s in kept if s == name) for name in unused}
     kept = [(row, path, split) for row, path, split in kept if split not in unused]
     gone = manifest_paths.missing_images(path for _, path, _ in kept)
