@@ -24,7 +24,7 @@ from components.image_example_gen.encoding import encode, parallel, shards
 from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
-from components.image_example_gen.readers.units import read_file_jobs, read_unit
+from components.image_example_gen.readers.units import read_file_jobs, read_unit, round_robin
 from core.storage import files
 
 _SKIPPED = "skipped"
@@ -103,9 +103,9 @@ class _IngestShard(beam.DoFn):
                 "hashes": hashing.ENABLED}
 
     def _read_units(self, units: list) -> Iterator[encode.Encoded]:
-        for unit in units:
-            yield from read_unit(unit, self._root, self._classes, self._options, self._split_of,
-                                 self._groups)
+        """The units' examples, one from each in turn (shards.plan_shards says why)."""
+        return round_robin([read_unit(unit, self._root, self._classes, self._options,
+                                      self._split_of, self._groups) for unit in units])
 
     def _split_of(self, relpath: str) -> str:
         return SPLITS[split_index(relpath, self._options.buckets)]

@@ -11,7 +11,8 @@ the same PNG bytes in train, validation and test splits.
 
 A seeded run must then reach the folders run's accuracy, within a point, but only from the
 same examples in the same order: ingestion takes image files in the order of a hash of
-their paths (encoding/shards.py plan_shards) and a dataset's rows as they are, and with a
+their paths (encoding/shards.py plan_shards) and a dataset's rows file by file, each output
+file interleaving a few files' rows (a split written as one file keeps its order), and with a
 few epochs the order moves the accuracy by several points (measured: the foreign layouts
 in class order, 0.775; in the folders' order but in two interleaved shards, 0.716; the
 folders, 0.804). So the foreign layouts are written in the folders' order, one shard a

@@ -21,6 +21,9 @@ from core.storage import files
 
 # Image files per shard, at most: one Beam element, and one output file per split.
 SHARD_FILES = 512
+# Row units (Hugging Face rows, TFDS shards, TFRecord files) per shard, at most: each
+# output file interleaves its units' rows, taken from evenly spaced places of the dataset.
+SHARD_ROW_UNITS = 8
 MANIFEST_FILE = ".ingest_manifest.jsonl"
 _UNIT_TYPES = {cls.__name__: cls for cls in (ImageFile, ArrayChunk, RecordFile, HfRows,
                                              TfdsShard)}
@@ -38,17 +41,30 @@ def plan_shards(units: list, processes: int = 1) -> List[Shard]:
     multiple of `processes` (the local encoding workers), so that no worker
     is left encoding a shard after the others are done (7 shards for 2
     workers would leave one with 4).
-    Array chunks and record files are a shard each.
+    Rows of a dataset (Hugging Face, TFDS, TFRecords) come in the order they were
+    stored, often class by class, and their units cannot be split into single rows
+    without reading each unit many times. So shard i takes units i, i + n, i + 2n, ...
+    (n shards), from evenly spaced places of the dataset, and its output interleaves
+    their rows (ingest.py), up to SHARD_ROW_UNITS places a file.
+    Array chunks are a shard each: a chunk is read into memory whole.
     """
     if units and isinstance(units[0], ImageFile):
         units = sorted(units, key=lambda u: hashlib.sha256(u.relpath.encode("utf-8")).digest())
-        count = -(-len(units) // SHARD_FILES)
-        count = min(len(units), -(-count // processes) * processes)
+        count = _shard_count(len(units), SHARD_FILES, processes)
         groups = [units[i * len(units) // count:(i + 1) * len(units) // count]
                   for i in range(count)]
+    elif units and not isinstance(units[0], ArrayChunk):
+        count = _shard_count(len(units), SHARD_ROW_UNITS, processes)
+        groups = [units[i::count] for i in range(count)]
     else:
         groups = [[unit] for unit in units]
     return [(index, len(groups), group) for index, group in enumerate(groups)]
+
+
+def _shard_count(units: int, per_shard: int, processes: int) -> int:
+    """Shards of at most `per_shard` units, as many as a multiple of `processes`."""
+    count = -(-units // per_shard)
+    return min(units, -(-count // processes) * processes)
 
 
 def _unit_to_json(unit) -> list:

@@ -64,3 +64,32 @@ def test_ingestion_keeps_splits_and_class_order_and_reports_bad_rows(tmp_path, k
     with pytest.raises(ValueError, match=rf"--strict: 2 file\(s\) could not be ingested: "
                                          rf"{first}#0: cannot decode"):
         finish_ingest(str(tmp_path / "out"), strict=True)
+
+
+def _labels_in_order(folder) -> list:
+    import tensorflow as tf
+    from core.contract import LABEL_KEY
+    labels = []
+    for path in sorted(folder.glob("*.gz")):
+        for record in tf.data.TFRecordDataset(str(path), compression_type="GZIP"):
+            example = tf.train.Example.FromString(record.numpy())
+            labels.append(example.features.feature[LABEL_KEY].int64_list.value[0])
+    return labels
+
+
+def test_rows_stored_class_by_class_come_out_mixed(tmp_path):
+    """Six Parquet files of train rows, two a class: each output file interleaves files
+    from across the dataset, so every six consecutive examples hold all three classes
+    (written one file a shard, they would be one class for twelve)."""
+    rows = sorted(fd.digit_rows(12), key=lambda row: row[1])
+    for i in range(6):
+        fd.write_parquet(tmp_path / "hub" / "data" / f"train-{i:05d}-of-00006.parquet",
+                         rows[6 * i:6 * i + 6])
+    fd.write_parquet(tmp_path / "hub" / "data" / "validation-00000-of-00001.parquet",
+                     fd.digit_rows(2, 12))
+    options = PipelineConfig.from_values().ingest_options()
+    listing = hf_datasets.list_hf_parquet(str(tmp_path / "hub"), options)
+    run_ingest(listing, tmp_path / "hub", tmp_path / "out", options)
+    labels = _labels_in_order(tmp_path / "out" / "Split-train")
+    assert sorted(labels) == sorted(label for _, label in rows)
+    assert all(len(set(labels[i:i + 6])) == 3 for i in range(len(labels) - 5)), labels

@@ -45,3 +45,21 @@ def test_manifest_round_trips_every_unit_type(tmp_path):
     path = str(tmp_path / shards.MANIFEST_FILE)
     shards.write_manifest(path, plan)
     assert [shards.parse_shard(line) for line in shards.manifest_lines(path)] == plan
+
+
+@pytest.mark.parametrize("processes, expected", [
+    (1, [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]),  # at most 4 units a shard
+    (2, [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]),  # 4 shards: a multiple of the workers
+])
+def test_row_units_are_dealt_from_across_the_dataset(monkeypatch, processes, expected):
+    monkeypatch.setattr(shards, "SHARD_ROW_UNITS", 4)
+    units = [RecordFile(f"part-{i}.tfrecord", None) for i in range(10)]
+    plan = shards.plan_shards(units, processes)
+    assert [[units.index(u) for u in group] for _, _, group in plan] == expected
+    assert {count for _, count, _ in plan} == {len(expected)}
+
+
+def test_array_chunks_stay_a_shard_each():
+    chunks = [ArrayChunk("npz", "a.npz", "x", "y", start, start + 10, None, (28, 28))
+              for start in range(0, 50, 10)]
+    assert [group for _, _, group in shards.plan_shards(chunks, 2)] == [[c] for c in chunks]
