@@ -113,6 +113,11 @@ class IngestSettings:
         "local manifest) or bucket (gs://); this adds other roots, comma-separated. Rows naming "
         "an image elsewhere are skipped and reported (--strict: refused). Example: "
         "--allowed-root /mnt/images,gs://b/photos")
+    image_folder: Optional[str] = setting(
+        None,
+        "A manifest's relative image paths are under this folder (relative to the manifest's "
+        "folder, absolute, or gs://) instead of the manifest's own folder; it is then an "
+        "allowed root too. Example: --image-folder train (Kaggle's labels.csv beside train/)")
     path_column: Optional[str] = setting(
         None,
         "A CSV manifest with a header: the column holding each image's path. Default: the first "

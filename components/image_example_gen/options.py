@@ -45,8 +45,10 @@ class IngestOptions:
     groups: Optional[str]
     # Manifests (readers/manifests/): where the images they
     # name may be, beyond the manifest's own folder or bucket (comma-separated; None: only
-    # there); and a headed CSV's columns (None: found by their usual names).
+    # there); the folder their relative paths start from (None: the manifest's); and a
+    # headed CSV's columns (None: found by their usual names).
     allowed_root: Optional[str]
+    image_folder: Optional[str]
     path_column: Optional[str]
     label_column: Optional[str]
     split_column: Optional[str]

@@ -104,7 +104,7 @@ def entry_key(span: Span, fingerprint: str, options: IngestOptions,
                         "eval_percent")}
     if options.dedupe or options.groups:  # absent otherwise: earlier entries stay valid
         reading.update(dedupe=options.dedupe, groups=groups_digest(options.groups))
-    manifest = ("allowed_root", "path_column", "label_column", "split_column")
+    manifest = ("allowed_root", "image_folder", "path_column", "label_column", "split_column")
     reading.update({k: getattr(options, k) for k in manifest if getattr(options, k)})
     ids = None if classes is None else [[n, classes.index(n)] for n in own_classes or []]
     text = json.dumps([span.root, fingerprint, reading, ids, PIXEL_BASIS, LAYOUT],

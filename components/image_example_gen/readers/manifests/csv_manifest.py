@@ -7,7 +7,8 @@
 The path and label columns are --path-column and --label-column, or else the first
 header (any case) among PATH_COLUMNS and LABEL_COLUMNS; the split column is
 --split-column, or one of SPLIT_COLUMNS if there (optional). Rows are then checked as
-every manifest's are (readers/manifests/manifest_rows.py).
+every manifest's are (readers/manifests/manifest_rows.py), which also finds the file of
+a path given without its extension (Kaggle's `id,breed` beside train/: --image-folder).
 """
 from typing import List, Optional
 
@@ -17,7 +18,7 @@ from components.image_example_gen.readers.manifests.import_files import csv_rows
 from components.image_example_gen.readers.manifests.manifest_rows import Row, RowChecks, list_rows
 
 PATH_COLUMNS = ("filename", "file", "file_name", "filepath", "file_path", "image_path",
-                "image", "image_id", "image_name", "img", "path", "image_url", "url")
+                "image", "image_id", "image_name", "img", "path", "image_url", "url", "id")
 LABEL_COLUMNS = ("label", "class", "class_name", "category", "target", "labels", "choice",
                  "species", "breed")
 SPLIT_COLUMNS = ("split", "ml_use", "subset", "set", "fold", "partition")

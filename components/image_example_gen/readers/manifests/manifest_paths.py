@@ -13,6 +13,7 @@ import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, Iterable, List, Optional
 
+from components.image_example_gen.readers.folder_tree import IMAGE_EXTENSIONS
 from core.storage import files
 
 FILE_SCHEME = "file://"
@@ -109,6 +110,28 @@ class RootCheck:
             self._real_dirs[folder] = os.path.realpath(folder)
         real = os.path.join(self._real_dirs[folder], name)
         return os.path.realpath(real) if os.path.islink(real) else real
+
+
+class FolderNames:
+    """The file names of folders, each listed once: to find the image a row names by its
+    name without an extension (Kaggle's `id` columns), one listing a folder, not a stat
+    per extension."""
+
+    def __init__(self):
+        self._names: Dict[str, set] = {}
+
+    def with_extension(self, path: str) -> List[str]:
+        """The files `path` may name: itself if it is a file, else each `<path>.<ext>`
+        there, ext an image extension in any case."""
+        folder, base = (posixpath if files.is_remote(path) else os.path).split(path)
+        if folder not in self._names:
+            self._names[folder] = (set(files.list_dir(folder)[1]) if files.isdir(folder)
+                                   else set())
+        names = self._names[folder]
+        if base in names:
+            return [path]
+        return [path + name[len(base):] for name in sorted(names)
+                if name.startswith(base) and name[len(base):].lower() in IMAGE_EXTENSIONS]
 
 
 def relpath_of(path: str, folder: str) -> str:

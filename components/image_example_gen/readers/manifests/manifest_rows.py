@@ -61,8 +61,13 @@ class RowChecks:
     def __init__(self, manifest: str, options: IngestOptions):
         self.manifest = manifest
         self.folder = manifest_paths.parent(manifest)
-        self.roots = manifest_paths.allowed_roots(manifest, options.allowed_root)
+        # --image-folder: where relative paths start; the user named it, so it is allowed.
+        self.images = (self.folder if not options.image_folder else
+                       manifest_paths.location(self.folder, options.image_folder))
+        extra = [r for r in (options.allowed_root, options.image_folder and self.images) if r]
+        self.roots = manifest_paths.allowed_roots(manifest, ",".join(extra))
         self._check = manifest_paths.RootCheck(self.roots)
+        self._names = manifest_paths.FolderNames()
         self.skipped: List[dict] = []
         self._seen: Dict[str, Row] = {}
 
@@ -80,7 +85,14 @@ class RowChecks:
             return self.refuse(row.number, "no image path")
         if not (row.label or "").strip():
             return self.refuse(row.number, f"{row.image}: no label")
-        path = manifest_paths.location(self.folder, row.image.strip())
+        path = manifest_paths.location(self.images, row.image.strip())
+        if not is_image_name(os.path.basename(path)):
+            found = self._names.with_extension(path)
+            if len(found) > 1:
+                return self.refuse(row.number, f"{row.image}: names {len(found)} files ("
+                                   f"{', '.join(map(os.path.basename, found))}); give the "
+                                   "file name with its extension")
+            path = found[0] if found else path
         if not self._check.allowed(path):
             return self.refuse(row.number, f"{row.image}: outside the allowed roots "
                                f"({', '.join(self.roots)}); add its folder with --allowed-root")
@@ -121,7 +133,9 @@ def list_rows(checks: RowChecks, rows: List[Row], strict: bool) -> Listing:
     gone = manifest_paths.missing_images(path for _, path, _ in kept)
     for row, path, _ in kept:
         if path in gone:
-            checks.refuse(row.number, f"{row.image}: no such image file ({path})")
+            checks.refuse(row.number, f"{row.image}: no such image file ({path}"
+                          + ("" if is_image_name(os.path.basename(path)) else
+                             ", nor with an image extension") + ")")
     kept = [(row, path, split) for row, path, split in kept if path not in gone]
     _fail_if(checks, strict, bool(kept))
     _check_splits(checks.manifest, {split for *_, split in kept} - {None},

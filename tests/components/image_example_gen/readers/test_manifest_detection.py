@@ -10,6 +10,7 @@ from components.image_example_gen.readers.formats import detect_format
     ("m.jsonl", '{"imageGcsUri": "gs://b/1.jpg"}', "vertex-jsonl"),
     ("m.csv", "filename,label", "csv"),
     ("m.csv", "image_id,category,split", "csv"),
+    ("m.csv", "id,breed", "csv"),  # Kaggle's labels.csv
     ("M.CSV", "\ufeffPath,Class", "csv"),
     ("m.csv", "gs://b/1.jpg,daisy", "vertex-csv"),
     ("m.csv", "TRAINING,gs://b/1.jpg,daisy", "vertex-csv"),
@@ -25,7 +26,7 @@ def test_a_manifest_kind_is_detected_from_its_name_and_first_row(tmp_path, name,
     assert detect_format(str(tmp_path / name)) == expected
 
 
-@pytest.mark.parametrize("first_row", ["id,label", "training,daisy", "a,b,c", ""])
+@pytest.mark.parametrize("first_row", ["key,label", "training,daisy", "a,b,c", ""])
 def test_a_csv_that_tells_neither_kind_is_refused_naming_format(tmp_path, first_row):
     (tmp_path / "m.csv").write_text(first_row + "\n")
     with pytest.raises(DatasetError, match=r"--data .*m\.csv: cannot tell its kind .*--format "

@@ -124,3 +124,50 @@ def test_a_symlinked_file_escaping_the_root_is_refused(tmp_path):
     lines.insert(1, "training,0/escape.png,0")
     (data / "m.csv").write_text("\n".join(lines) + "\n")
     refused(data / "m.csv", "0/escape.png: outside the allowed roots")
+
+
+def _kaggle(root, count=6):
+    """Kaggle's layout: labels.csv of `id,breed` (ids without extension) beside train/."""
+    (root / "train").mkdir(parents=True)
+    lines = ["id,breed"]
+    for i in range(count):
+        name = f"{i:08x}"
+        label = "0" if i % 2 else "1"
+        source = sorted((MNIST_PNG / label).iterdir())[i]
+        (root / "train" / f"{name}.png").write_bytes(source.read_bytes())
+        lines.append(f"{name},{label}")
+    (root / "labels.csv").write_text("\n".join(lines) + "\n")
+    return root / "labels.csv"
+
+
+def test_kaggle_ids_without_extension_under_an_image_folder(tmp_path):
+    manifest = _kaggle(tmp_path)
+    listing = listed(manifest, image_folder="train")
+    assert listing.format == "csv" and listing.skipped == []
+    assert sorted(f.relpath for f in listing.files) == sorted(
+        f"train/{p.name}" for p in (tmp_path / "train").iterdir())
+    # Without --image-folder the ids are looked for beside the manifest, and named missing.
+    with pytest.raises(DatasetError, match=r"labels.csv:2: 00000000: no such image file "
+                                           r"\(.*/00000000, nor with an image extension\)"):
+        listed(manifest)
+
+
+def test_an_id_naming_two_files_is_refused(tmp_path):
+    manifest = _kaggle(tmp_path)
+    (tmp_path / "train" / "00000000.jpg").write_bytes(b"a second file, same id")
+    refused(manifest, "00000000: names 2 files (00000000.jpg, 00000000.png); give the file "
+            "name with its extension", image_folder="train")
+
+
+def test_an_image_folder_elsewhere_is_allowed_but_rows_cannot_leave_it(tmp_path):
+    manifest = _kaggle(tmp_path / "images")
+    (tmp_path / "labels").mkdir()
+    moved = (tmp_path / "labels" / "labels.csv")
+    lines = manifest.read_text().splitlines()
+    moved.write_text("\n".join([*lines, "../../etc/passwd,0"]) + "\n")
+    listing = listed(moved, image_folder=str(tmp_path / "images" / "train"))
+    assert len(listing.files) == 6
+    assert [r["reason"] for r in listing.skipped] == [
+        "../../etc/passwd: outside the allowed roots "
+        f"({tmp_path / 'labels'}, {tmp_path / 'images' / 'train'}); add its folder with "
+        "--allowed-root"]
