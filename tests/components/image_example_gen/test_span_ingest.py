@@ -166,3 +166,31 @@ def test_tfrecord_spans_must_number_their_classes_alike():
              Span(2, None, "b"): {"classes": ["dog", "cat"]}}
     with pytest.raises(ValueError, match="same label ids"):
         _ids(clash)
+
+
+def _manifest_span(folder, number, images):
+    """labels-<number>.csv in `folder`: Vertex AI rows for `images` (paths under folder),
+    every fourth for validation."""
+    rows = [f"{'validation' if i % 4 == 0 else 'training'},{path},{path.split('/')[0]}"
+            for i, path in enumerate(images)]
+    (folder / f"labels-{number}.csv").write_text("\n".join(rows) + "\n")
+
+
+def test_manifest_files_are_spans_and_keep_their_splits(tmp_path, mnist_subset):
+    """`labels-{SPAN}.csv` beside the images: each manifest file is a span, its rows'
+    ML_USE its splits; a local file is ready once quiet (no folder for a _SUCCESS)."""
+    images = sorted(str(p.relative_to(mnist_subset)) for p in mnist_subset.glob("*/*.png")
+                    if p.parent.name in ("0", "1", "2"))
+    _manifest_span(mnist_subset, 1, images[:16])
+    pattern, out = str(mnist_subset / "labels-{SPAN}.csv"), tmp_path / "tfx"
+    first, report1 = _run(pattern, out, 1, span_quiet=0)
+    assert report1["format"] == "vertex-csv"
+    assert report1["splits"] == {"train": 12, "eval": 4}
+    _manifest_span(mnist_subset, 2, images[16:])
+    second, report2 = _run(pattern, out, 2, span_quiet=0)
+    assert [(s["span"], s["reused"]) for s in report2["spans"]] == [(1, True), (2, False)]
+    assert report2["spans"][1]["splits"] == {"train": 10, "eval": 4}
+    assert report2["classes"] == ["0", "1", "2"]
+    names = {e.features.feature["image/filename"].bytes_list.value[0].decode()
+             for e in read_split(second.uri, "train")}
+    assert len(names) == 22 and names <= set(images)
