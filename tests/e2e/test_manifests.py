@@ -19,55 +19,28 @@ folders, 0.804). So the foreign layouts are written in the folders' order, one s
 split. The folders run is done once for the module. A few epochs and no time budget keep
 each run short and the same on every machine.
 """
-import hashlib
-import shutil
-
 import pytest
 
 from tests.support import foreign_datasets
 from tests.support.cli import run_pipeline
-from tests.support.manifests import (digit_rows, write_headed_csv, write_vertex_csv,
-                                     write_vertex_jsonl)
-from tests.support.paths import MNIST_PNG
+from tests.support.manifests import (CLASSES, RUN_FLAGS, split_datasets, write_digit_tree,
+                                     write_headed_csv, write_vertex_csv, write_vertex_jsonl)
 
 pytestmark = pytest.mark.slow
-
-FLAGS = ["--epochs", "4", "--time-budget", "none"]
-FOLDERS = {"training": "train", "validation": "val", "test": "test"}
-SPLITS = {"training": "train", "validation": "validation", "test": "test"}  # HF and TFDS
-CLASSES = [str(d) for d in range(10)]
 
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     """(train/, val/ and test/ folders of the digits, their rows by relative path there)."""
     root = tmp_path_factory.mktemp("tree") / "digits"
-    rows = []
-    for image, label, use in digit_rows():
-        relpath = f"{FOLDERS[use]}/{image}"
-        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(MNIST_PNG / image, root / relpath)
-        rows.append((relpath, label, use))
-    return root, rows
+    return root, write_digit_tree(root)
 
 
 @pytest.fixture(scope="module")
 def from_folders(tree, tmp_path_factory):
     """The folders run's summary.json."""
-    summary, _ = run_pipeline(tree[0], tmp_path_factory.mktemp("folders") / "run", *FLAGS)
+    summary, _ = run_pipeline(tree[0], tmp_path_factory.mktemp("folders") / "run", *RUN_FLAGS)
     return summary
-
-
-def foreign_splits(rows):
-    """{split: [(PNG bytes, class id)]} of the tree's `rows`, in the folders' splits, each
-    in the order ingestion takes the folders' images (shards.plan_shards: a hash of their
-    paths), to be written as one shard a split."""
-    splits = {name: [] for name in SPLITS.values()}
-    for relpath, label, use in sorted(rows, key=lambda row: hashlib.sha256(
-            row[0].encode("utf-8")).digest()):
-        splits[SPLITS[use]].append(((MNIST_PNG / relpath.split("/", 1)[1]).read_bytes(),
-                                    int(label)))
-    return splits
 
 
 # Each layout's writer, by its format: (tree root, tree rows, a fresh folder) -> --data.
@@ -76,11 +49,11 @@ LAYOUTS = {
     "vertex-jsonl": lambda root, rows, _: write_vertex_jsonl(root / "import.jsonl", rows),
     "csv": lambda root, rows, _: write_headed_csv(root / "labels.csv", rows),
     "hf-parquet": lambda root, rows, folder: foreign_datasets.write_hub_parquet(
-        folder, foreign_splits(rows), shards=1),
+        folder, split_datasets(rows), shards=1),
     "hf-disk": lambda root, rows, folder: foreign_datasets.write_save_to_disk(
-        folder, foreign_splits(rows), files=1),
+        folder, split_datasets(rows), files=1),
     "tfds": lambda root, rows, folder: foreign_datasets.write_tfds(
-        folder, foreign_splits(rows), shards=1),
+        folder, split_datasets(rows), shards=1),
 }
 
 
@@ -91,7 +64,7 @@ def test_a_layout_trains_as_the_same_digits_in_folders(fmt, tree, from_folders, 
     monkeypatch.setattr(foreign_datasets, "NAMES", tuple(CLASSES))
     root, rows = tree
     data = LAYOUTS[fmt](root, rows, tmp_path / fmt)
-    summary, printed = run_pipeline(data, tmp_path / "run", *FLAGS)
+    summary, printed = run_pipeline(data, tmp_path / "run", *RUN_FLAGS)
     splits = {"train": sum(use == "training" for *_, use in rows),
               "eval": sum(use == "validation" for *_, use in rows)}
     assert summary["data"]["format"] == fmt

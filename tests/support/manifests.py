@@ -4,6 +4,7 @@ Every row names a digit PNG by `prefix` + its path under the digits' folder, wit
 class name as label and a split: every fifth image of a class is held out, alternately
 `validation` and `test`, the rest `training`.
 """
+import hashlib
 import json
 import pathlib
 import shutil
@@ -61,3 +62,34 @@ def digits_beside(folder, per_class: Optional[int] = None) -> List[DigitRow]:
         if not target.exists():
             shutil.copyfile(MNIST_PNG / image, target)
     return rows
+
+
+# The digits as a pre-split tree and as split datasets, for the end-to-end runs per layout
+# (tests/e2e/test_manifests.py locally, test_manifests_gcs.py in a bucket).
+RUN_FLAGS = ["--epochs", "4", "--time-budget", "none"]  # short, and alike on every machine
+FOLDERS = {"training": "train", "validation": "val", "test": "test"}
+SPLITS = {"training": "train", "validation": "validation", "test": "test"}  # HF and TFDS
+CLASSES = [str(d) for d in range(10)]
+
+
+def write_digit_tree(root) -> List[DigitRow]:
+    """The digits as train/, val/ and test/ folders under `root`; their rows by path there."""
+    rows = []
+    for image, label, use in digit_rows():
+        relpath = f"{FOLDERS[use]}/{image}"
+        (pathlib.Path(root) / relpath).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(MNIST_PNG / image, pathlib.Path(root) / relpath)
+        rows.append((relpath, label, use))
+    return rows
+
+
+def split_datasets(rows: List[DigitRow]) -> dict:
+    """{split: [(PNG bytes, class id)]} of a digit tree's `rows`, in its splits, each in the
+    order ingestion takes the tree's images (shards.plan_shards: a hash of their paths),
+    to be written as one shard a split: the same examples in the same order."""
+    splits = {name: [] for name in SPLITS.values()}
+    for relpath, label, use in sorted(rows, key=lambda row: hashlib.sha256(
+            row[0].encode("utf-8")).digest()):
+        splits[SPLITS[use]].append(((MNIST_PNG / relpath.split("/", 1)[1]).read_bytes(),
+                                    int(label)))
+    return splits
