@@ -2,21 +2,22 @@
 the same digits as folders there (fake-gcs-server, `scripts/with_gcs.sh`).
 
 The digits of tests/support/manifests.py (write_digit_tree, split_datasets), seeded into
-gs://imagepipe-test: folders/ (the train/, val/ and test/ tree), manifests/ (the same tree
-with a Vertex AI CSV naming each image by its gs:// URI and a Vertex AI JSON Lines file
-naming it relative to the file, both at the tree's root so that an image keeps the name
-it has in folders/, and with it its place in ingestion's order), hub/ (Hugging Face
-Parquet) and tfds/ (a TFDS prepared folder), the last two in the folders' order, one shard
-a split. tests/support/manifests_gcs_steps.py runs each inside the harness with its
-output and pushed model in the bucket. As there, a layout must reach the folders run's
-accuracy within a point. Five runs of 40 to 65 s each: about 4.5 minutes on two cores.
+gs://imagepipe-test, in every layout: folders/ (the train/, val/ and test/ tree);
+manifests/ (the same tree, with a Vertex AI CSV naming each image by its gs:// URI, and a
+Vertex AI JSON Lines file and a headed CSV naming it relative to the file, all at the
+tree's root so that an image keeps the name it has in folders/, and with it its place in
+ingestion's order); hub/ (Hugging Face Parquet), disk/ (a save_to_disk DatasetDict) and
+tfds/ (a TFDS prepared folder), in the folders' order, one shard a split.
+tests/support/manifests_gcs_steps.py runs each inside the harness with its output and
+pushed model in the bucket. As there, a layout must reach the folders run's accuracy
+within a point. Seven runs of 40 to 65 s each: about 6 minutes on two cores.
 """
 import pytest
 
 from tests.support import foreign_datasets
 from tests.support.gcs_harness import NEEDS_ROOT, exited, run_steps
 from tests.support.manifests import (CLASSES, RUN_FLAGS, split_datasets, write_digit_tree,
-                                     write_vertex_csv, write_vertex_jsonl)
+                                     write_headed_csv, write_vertex_csv, write_vertex_jsonl)
 
 pytestmark = [pytest.mark.slow, NEEDS_ROOT]
 
@@ -29,7 +30,8 @@ GS = f"gs://{BUCKET}"
 FLAGS = (*RUN_FLAGS, "--accuracy-threshold", "0.5")
 # Each layout's --data, under the bucket.
 LAYOUTS = {"vertex-csv": "manifests/import.csv", "vertex-jsonl": "manifests/import.jsonl",
-           "hf-parquet": "hub", "tfds": "tfds/digits/plain/1.0.0"}
+           "csv": "manifests/labels.csv", "hf-parquet": "hub", "hf-disk": "disk",
+           "tfds": "tfds/digits/plain/1.0.0"}
 
 
 def _seed(bucket) -> list:
@@ -38,11 +40,13 @@ def _seed(bucket) -> list:
     write_digit_tree(bucket / "manifests")
     write_vertex_csv(bucket / LAYOUTS["vertex-csv"], rows, prefix=f"{GS}/manifests/")
     write_vertex_jsonl(bucket / LAYOUTS["vertex-jsonl"], rows)
+    write_headed_csv(bucket / LAYOUTS["csv"], rows)
     with pytest.MonkeyPatch.context() as patch:
         # The foreign writers name their classes foreign_datasets.NAMES: here the ten digits.
         patch.setattr(foreign_datasets, "NAMES", tuple(CLASSES))
         splits = split_datasets(rows)
         foreign_datasets.write_hub_parquet(bucket / "hub", splits, shards=1)
+        foreign_datasets.write_save_to_disk(bucket / "disk", splits, files=1)
         foreign_datasets.write_tfds(bucket / "tfds", splits, shards=1)
     return rows
 
