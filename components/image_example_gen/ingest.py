@@ -21,10 +21,11 @@ from components.image_example_gen.data_health.report import problems
 from components.image_example_gen import health
 from components.image_example_gen.dedupe import edit_shards, facts_after
 from components.image_example_gen.encoding import encode, parallel, shards
+from components.image_example_gen.encoding.interleave import round_robin
 from components.image_example_gen.encoding.shard_writer import shard_name, write_shard
 from components.image_example_gen.options import IngestOptions, split_index
 from components.image_example_gen.readers.folder_tree import ImageFile, Listing, splits_hashed
-from components.image_example_gen.readers.units import read_file_jobs, read_unit, round_robin
+from components.image_example_gen.readers.units import read_file_jobs, read_unit
 from core.storage import files
 
 _SKIPPED = "skipped"
@@ -72,6 +73,14 @@ class _IngestShard(beam.DoFn):
                       if row[0] in self._groups}
             self._pending.append((index, count, self._pool.submit(
                 {**self._context(), "groups": groups}, shard_name(index, count), file_rows)))
+            return
+        unit_rows = shards.pooled_unit_rows(line) if self._pool is not None else None
+        if unit_rows is not None:
+            index, count, rows = unit_rows
+            context = {**self._context(), "options": dataclasses.asdict(self._options),
+                       "groups": self._groups}
+            self._pending.append((index, count, self._pool.submit_units(
+                context, shard_name(index, count), rows)))
             return
         index, count, units = shards.parse_shard(line)
         if isinstance(units[0], ImageFile):

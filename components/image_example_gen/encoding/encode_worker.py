@@ -9,6 +9,9 @@ line on stdout (JSON escapes newlines, so a line is always one message):
               "max_pixels": int, "split_dirs": {split: dir}, "name": file name,
               "hashes": bool, "groups": {relpath: group} (the shard's),
               "files": [[relpath, label, split or null], ...]}
+              or with "units": [[unit type, *fields], ...] (row units: Hugging Face
+              rows, TFDS shards, TFRecord files, as in the shards manifest) instead of
+              "files", and "options" (IngestOptions' fields), "groups" all of them;
               or with "hash_only": true (`imagepipe inspect`): no split_dirs, name,
               groups; nothing is written.
     reply:   {"facts": [[*fact, count], ...] (fact: encode.Fact's fields),
@@ -20,14 +23,23 @@ line on stdout (JSON escapes newlines, so a line is always one message):
 JSON, not pickle: file and class names come from the dataset, and nothing
 data-derived is ever unpickled.
 """
+import importlib
 import json
 import os
 import sys
-from typing import List
+from typing import Iterator, List
 
 from components.image_example_gen.encoding.encode import (encode_files, hash_files,
                                                           local_file_job)
+from components.image_example_gen.encoding.interleave import round_robin
 from components.image_example_gen.encoding.shard_writer import write_shard
+
+# Row units' modules, imported on a worker's first shard of them: a Hugging Face shard
+# needs pyarrow, not TensorFlow (3 s to import); TFDS and TFRecord shards need TensorFlow.
+_UNIT_MODULES = {
+    "HfRows": "components.image_example_gen.readers.hub_datasets.hf_rows",
+    "TfdsShard": "components.image_example_gen.readers.hub_datasets.tfds_folders",
+    "RecordFile": "components.image_example_gen.readers.tfrecords"}
 
 
 def shard_request(context: dict, name: str, files: List[list]) -> str:
@@ -39,22 +51,51 @@ def shard_request(context: dict, name: str, files: List[list]) -> str:
     return json.dumps({**context, "name": name, "files": files}) + "\n"
 
 
+def unit_examples(request: dict) -> Iterator:
+    """The encoded examples of a request's row units, one from each unit in turn, read as
+    ingestion reads them in process (readers/units.py read_unit)."""
+    from components.image_example_gen.data_health import hashing
+    from components.image_example_gen.options import IngestOptions, split_index
+    from core.contract import SPLITS
+    hashing.ENABLED = request.get("hashes", True)
+    options = IngestOptions(**request["options"])
+    split_of = lambda relpath: SPLITS[split_index(relpath, options.buckets)]  # noqa: E731
+    streams = []
+    for kind, *fields in request["units"]:
+        unit = getattr(importlib.import_module(_UNIT_MODULES[kind]), kind)(*fields)
+        if kind == "HfRows":
+            read = importlib.import_module(_UNIT_MODULES[kind]).read_hf_unit
+        else:
+            read = importlib.import_module("components.image_example_gen.readers.units").read_unit
+        streams.append(read(unit, request["root"], request["classes"], options, split_of,
+                            request.get("groups") or {}))
+    return round_robin(streams)
+
+
+def _file_jobs(request: dict) -> Iterator:
+    groups = request.get("groups") or {}
+    return (local_file_job(request["root"], relpath, label, split, request["classes"],
+                           request["buckets"])._replace(group=groups.get(relpath))
+            for relpath, label, split in request["files"])
+
+
+def _examples(request: dict) -> Iterator:
+    if "units" in request:
+        return unit_examples(request)
+    return encode_files(_file_jobs(request), request["max_pixels"], request.get("hashes", True))
+
+
 def answer(line: str) -> str:
     """Encodes and writes the shard a request line describes; returns the reply line."""
     request = json.loads(line)
-    groups = request.get("groups") or {}
-    jobs = (local_file_job(request["root"], relpath, label, split, request["classes"],
-                           request["buckets"])._replace(group=groups.get(relpath))
-            for relpath, label, split in request["files"])
     if request.get("hash_only"):
-        rows = list(hash_files(jobs, request["max_pixels"]))
+        rows = list(hash_files(_file_jobs(request), request["max_pixels"]))
         return json.dumps({"rows": [r for r in rows if isinstance(r, list)],
                            "skipped": [r for r in rows if isinstance(r, dict)]}) + "\n"
     health = []
     try:
-        facts, skipped = write_shard(
-            encode_files(jobs, request["max_pixels"], request.get("hashes", True)),
-            request["split_dirs"], request["name"], health)
+        facts, skipped = write_shard(_examples(request), request["split_dirs"],
+                                     request["name"], health)
     except OSError as e:  # the output cannot be written: the shard fails, loudly
         return json.dumps({"error": f"{request['name']}: {e}"}) + "\n"
     return json.dumps({"facts": [[*fact, count] for fact, count in facts.items()],

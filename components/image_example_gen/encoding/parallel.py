@@ -93,6 +93,12 @@ class EncoderPool:
         request = encode_worker.shard_request(context, name, files)
         return self._threads.submit(self._run, request, files[0][0])
 
+    def submit_units(self, context: dict, name: str,
+                     units: List[list]) -> "Future[Tuple[Dict[Fact, int], List[dict], list]]":
+        """As `submit`, for one shard of row units (encode_worker's "units" request)."""
+        request = json.dumps({**context, "name": name, "units": units}) + "\n"
+        return self._threads.submit(self._run, request, units[0][1])
+
     def submit_hashes(self, context: dict, files: List[list]) -> "Future[Tuple[list, list]]":
         """Only hashes local files (`imagepipe inspect`): (rows, skipped) of
         encode.hash_files; nothing is written."""

@@ -104,6 +104,18 @@ def parse_shard(line: str) -> Shard:
     return index, count, [_unit_from_json(row) for row in rows]
 
 
+# Row units a worker process reads (encode_worker): not array chunks, read into memory
+# whole (10,000 images each), which on every core at once could exhaust the memory.
+POOLED_UNITS = ("HfRows", "TfdsShard", "RecordFile")
+
+
+def pooled_unit_rows(line: str) -> Optional[Tuple[int, int, List[list]]]:
+    """(index, count, [[unit type, *fields], ...]) if the shard holds row units that
+    worker processes read, else None."""
+    index, count, rows = json.loads(line)
+    return (index, count, rows) if rows[0][0] in POOLED_UNITS else None
+
+
 def image_file_rows(line: str) -> Optional[Tuple[int, int, List[list]]]:
     """(index, count, [[relpath, label, split], ...]) if the shard holds image files, else None.
 

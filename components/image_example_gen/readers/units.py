@@ -168,21 +168,6 @@ def _tf_reason(error) -> str:
     return found.group(1).strip() if found else error.message
 
 
-def round_robin(streams: List[Iterator]) -> Iterator:
-    """One item from each stream in turn, until all are spent."""
-    active = list(streams)
-    while active:
-        for stream in list(active):
-            item = next(stream, _SPENT)
-            if item is _SPENT:
-                active.remove(stream)
-            else:
-                yield item
-
-
-_SPENT = object()
-
-
 def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,
               split_of: SplitOf, groups: Optional[Groups] = None) -> Iterator[encode.Encoded]:
     """Encoded examples and skipped records of an array chunk, a TFRecord file, Hugging Face

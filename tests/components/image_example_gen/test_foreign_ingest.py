@@ -13,15 +13,17 @@ from tests.support import foreign_datasets as fd
 
 pytestmark = pytest.mark.integration  # real Beam ingestion, in process
 
-def run_ingest(listing, root, out, options) -> dict:
-    """IngestImages of `listing` into `out` (Split-train/, Split-eval/); the report."""
+def run_ingest(listing, root, out, options, processes=1) -> dict:
+    """IngestImages of `listing` into `out` (Split-train/, Split-eval/); the report.
+    `processes` > 1: row units are read by that many encoder processes."""
     import apache_beam as beam
     from components.image_example_gen.ingest import IngestImages
     from core.contract import SPLITS, read_ingest_report
     split_dirs = {s: str(out / f"Split-{s}") for s in SPLITS}
     with beam.Pipeline() as pipeline:
         _ = pipeline | IngestImages(root=str(root), listing=listing, options=options,
-                                    split_dirs=split_dirs, report_dir=str(out))
+                                    split_dirs=split_dirs, report_dir=str(out),
+                                    processes=processes)
     return read_ingest_report(str(out))
 
 
@@ -47,12 +49,15 @@ def _write(kind, tmp_path, options):
     return root, tfds_folders.list_tfds(str(root), options)
 
 
+@pytest.mark.parametrize("processes", [1, 2])
 @pytest.mark.parametrize("kind", ["hf-parquet", "hf-disk", "tfds"])
-def test_ingestion_keeps_splits_and_class_order_and_reports_bad_rows(tmp_path, kind):
+def test_ingestion_keeps_splits_and_class_order_and_reports_bad_rows(tmp_path, kind,
+                                                                     processes):
+    """In this process, and on encoder processes (processes=2), alike."""
     from components.image_example_gen.ingest import finish_ingest
     options = PipelineConfig.from_values().ingest_options()
     root, listing = _write(kind, tmp_path, options)
-    report = run_ingest(listing, root, tmp_path / "out", options)
+    report = run_ingest(listing, root, tmp_path / "out", options, processes)
     assert report["format"] == kind and report["classes"] == list(fd.NAMES)
     assert report["splits"] == {"train": 16, "eval": 9}
     assert report["unused_folders"] == ["test"]
@@ -77,7 +82,8 @@ def _labels_in_order(folder) -> list:
     return labels
 
 
-def test_rows_stored_class_by_class_come_out_mixed(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_rows_stored_class_by_class_come_out_mixed(tmp_path, processes):
     """Six Parquet files of train rows, two a class: each output file interleaves files
     from across the dataset, so every six consecutive examples hold all three classes
     (written one file a shard, they would be one class for twelve)."""
@@ -89,7 +95,7 @@ def test_rows_stored_class_by_class_come_out_mixed(tmp_path):
                      fd.digit_rows(2, 12))
     options = PipelineConfig.from_values().ingest_options()
     listing = hf_datasets.list_hf_parquet(str(tmp_path / "hub"), options)
-    run_ingest(listing, tmp_path / "hub", tmp_path / "out", options)
+    run_ingest(listing, tmp_path / "hub", tmp_path / "out", options, processes)
     labels = _labels_in_order(tmp_path / "out" / "Split-train")
     assert sorted(labels) == sorted(label for _, label in rows)
     assert all(len(set(labels[i:i + 6])) == 3 for i in range(len(labels) - 5)), labels
