@@ -79,7 +79,7 @@ def probe_images(root: str, listing: Listing, options: IngestOptions,
         blobs = sample_images(root, listing, options, sample)
         return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
     if listing.format in ("hf-parquet", "hf-disk", "tfds"):
-        blobs = _foreign_sample(root, listing, sample)
+        blobs = _foreign_sample(root, listing, sample, options)
         return _summarize([lambda b=b: Image.open(io.BytesIO(b)) for b in blobs], root)
     chosen = listing.files
     if len(chosen) > sample:
@@ -104,11 +104,11 @@ def _open_head(path: str, head: Optional[bytes]) -> Image.Image:
         return Image.open(io.BytesIO(files.read_bytes(path)))
 
 
-def _foreign_sample(root: str, listing: Listing, sample: int) -> list:
+def _foreign_sample(root: str, listing: Listing, sample: int, options: IngestOptions) -> list:
     """The first encoded images of a Hugging Face or TFDS dataset."""
     if listing.format == "tfds":
         from components.image_example_gen.readers.hub_datasets.tfds_folders import (
             sample_tfds_images)
         return sample_tfds_images(root, listing, sample)
     from components.image_example_gen.readers.hub_datasets.hf_rows import sample_hf_images
-    return sample_hf_images(root, listing, sample)
+    return sample_hf_images(root, listing, sample, options)

@@ -20,6 +20,7 @@ from components.image_example_gen.encoding import encode
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import Listing
 from components.image_example_gen.readers.hub_datasets.labelled_rows import encode_row
+from components.image_example_gen.readers.manifests import manifest_paths
 from core.storage import files
 
 # Rows turned into Python objects at a time.
@@ -97,14 +98,25 @@ def _image_cells(images: pa.Array) -> List[Tuple[Optional[bytes], Optional[str]]
     return list(zip(data, paths))
 
 
-def _row_image(data: Optional[bytes], path: Optional[str], folder: str
-               ) -> Tuple[Optional[bytes], str]:
+def row_roots(root: str, options: IngestOptions) -> manifest_paths.RootCheck:
+    """Where the image files that rows name may be: under the dataset's folder or bucket,
+    and --allowed-root, as for a manifest's rows (readers/manifests/manifest_paths.py)."""
+    return manifest_paths.RootCheck(manifest_paths.allowed_roots(root, options.allowed_root))
+
+
+def _row_image(data: Optional[bytes], path: Optional[str], folder: str,
+               roots: manifest_paths.RootCheck) -> Tuple[Optional[bytes], str]:
     """(the row's image bytes, '') or (None, why not). A row may name its image file
     instead of holding its bytes (datasets' to_parquet of image files keeps only their
-    paths): an absolute path or URI, or one relative to the data file's folder."""
+    paths): an absolute path or URI, or one relative to the data file's folder, under
+    the allowed `roots`, so that a dataset from elsewhere cannot make us read any file."""
     if data is not None or not path:
         return data, "" if data is not None else "no image bytes in the row"
-    full = path if os.path.isabs(path) or files.is_remote(path) else os.path.join(folder, path)
+    full = manifest_paths.location(folder, path)
+    if not roots.allowed(full):
+        return None, (f"no image bytes in the row, and its path {path} is outside the "
+                      f"allowed roots ({', '.join(roots.roots)}); add its folder with "
+                      "--allowed-root")
     try:
         return files.read_bytes(full), ""
     except Exception as e:  # noqa: BLE001  (any failure is this row's to report)
@@ -126,6 +138,7 @@ def read_hf_unit(unit: HfRows, root: str, classes: List[str], options: IngestOpt
     name = unit.path or os.path.basename(root)
     folder = os.path.dirname(file_path(root, unit.path))
     index = {label: i for i, label in enumerate(classes)}
+    roots = row_roots(root, options)
     row = unit.start  # rows read so far; the next one is the first unreadable
     try:
         for batch in batches(root, unit, [unit.image, unit.label]):
@@ -133,7 +146,7 @@ def read_hf_unit(unit: HfRows, root: str, classes: List[str], options: IngestOpt
             labels = _label_ids(column(batch, unit.label).to_pylist(), unit, index)
             for (data, path), label in zip(cells, labels):
                 relpath = f"{name}#{row}"
-                data, missing = _row_image(data, path, folder)
+                data, missing = _row_image(data, path, folder, roots)
                 yield encode_row(data, label, relpath, unit.split or split_of(relpath),
                                  classes, options, groups, missing)
                 row += 1
@@ -145,13 +158,14 @@ def _kind(name: str) -> str:
     return "Parquet file" if name.lower().endswith(".parquet") else "Arrow file"
 
 
-def sample_hf_images(root: str, listing: Listing, count: int) -> List[bytes]:
+def sample_hf_images(root: str, listing: Listing, count: int,
+                     options: IngestOptions) -> List[bytes]:
     """The first `count` encoded images of a listing, for the plan's probe of sizes."""
-    found = []
+    found, roots = [], row_roots(root, options)
     for unit in listing.files:
         folder = os.path.dirname(file_path(root, unit.path))
         for batch in batches(root, unit, [unit.image]):
-            images = (_row_image(data, path, folder)[0]
+            images = (_row_image(data, path, folder, roots)[0]
                       for data, path in _image_cells(column(batch, unit.image)))
             found += [data for data in images if data][:count - len(found)]
             if len(found) >= count:

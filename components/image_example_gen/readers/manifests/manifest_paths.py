@@ -74,10 +74,14 @@ def _root(path: str) -> str:
     return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
 
 
-def allowed_roots(manifest: str, extra: Optional[str]) -> List[str]:
-    """The roots a manifest's images must be under: its folder (a local manifest, symlinks
-    resolved) or its bucket (gs://), and each of `extra`'s comma-separated roots."""
-    own = files.bucket_of(manifest) if files.has_buckets(manifest) else _root(parent(manifest))
+def allowed_roots(data: str, extra: Optional[str]) -> List[str]:
+    """The roots the images a dataset names must be under: the folder of `data` (a
+    manifest or other data file) or `data` itself (a dataset folder), symlinks resolved,
+    or its bucket (gs://); and each of `extra`'s comma-separated roots."""
+    if files.has_buckets(data):
+        own = files.bucket_of(data)
+    else:
+        own = _root(data if os.path.isdir(data) else parent(data))
     return [own, *(_root(r) for r in (extra or "").split(",") if r.strip())]
 
 

@@ -190,7 +190,7 @@ def test_sampled_images_are_the_first_rows(tmp_path):
     rows = fd.digit_rows(2)
     root = fd.write_hub_parquet(tmp_path / "hub", {"train": rows}, shards=1)
     listing = hf_datasets.list_hf_parquet(str(root), OPTIONS)
-    assert hf_rows.sample_hf_images(str(root), listing, 3) == [d for d, _ in rows[:3]]
+    assert hf_rows.sample_hf_images(str(root), listing, 3, OPTIONS) == [d for d, _ in rows[:3]]
 
 
 def test_files_opened_as_a_bucket_opens_them_are_read(tmp_path, monkeypatch):
@@ -280,8 +280,8 @@ def test_a_corrupt_row_group_is_reported_with_the_rows_after_it(tmp_path):
 
 def test_rows_that_name_their_image_file_are_read_from_it(tmp_path):
     """datasets' to_parquet of image files keeps their paths, not their bytes: absolute
-    paths, or paths relative to the Parquet file's folder, are read; a missing one is a
-    skipped row naming it."""
+    paths, or paths relative to the Parquet file's folder, are read (the absolute one under
+    --allowed-root); a missing one is a skipped row naming it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     (data, label), (other, _) = fd.digit_rows(1)[:2]
@@ -294,9 +294,41 @@ def test_rows_that_name_their_image_file_are_read_from_it(tmp_path):
     pq.write_table(pa.table({"image": images, "label": [label] * 3}),
                    str(tmp_path / "hub" / "data" / "train-00000-of-00001.parquet"))
     listing = hf_datasets.list_hf_parquet(str(tmp_path / "hub"), OPTIONS)
-    examples, skipped = read_all(listing, tmp_path / "hub")
+    options = PipelineConfig.from_values(allowed_root=str(tmp_path)).ingest_options()
+    examples, skipped = fd.read_all(listing, tmp_path / "hub", hf_rows.read_hf_unit, options)
     name = "data/train-00000-of-00001.parquet"
     assert [examples[f"{name}#{i}"][3] for i in (0, 1)] == [data, other]
     assert skipped[0]["path"] == f"{name}#2"
     assert "its path " + str(tmp_path / "hub" / "data" / "img" / "gone.png") in \
         skipped[0]["reason"]
+
+
+def test_rows_naming_image_files_read_them_only_under_the_allowed_roots(tmp_path):
+    """A row without bytes names its image file (to_parquet of image files): one in the
+    dataset's folder is read, one outside it (absolute, or ../) is refused as a manifest's
+    row would be, until --allowed-root names its folder."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    (tmp_path / "hub" / "images").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (data_in, label_in), (data_out, label_out) = fd.digit_rows(1)[:2]
+    (tmp_path / "hub" / "images" / "in.png").write_bytes(data_in)
+    (tmp_path / "elsewhere" / "out.png").write_bytes(data_out)
+    paths = ["../images/in.png", str(tmp_path / "elsewhere" / "out.png"),
+             "../../elsewhere/out.png"]
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"image": [{"bytes": None, "path": p} for p in paths],
+                      "label": [label_in, label_out, label_out]},
+                     schema=pa.schema([("image", image), ("label", pa.int64())]))
+    (tmp_path / "hub" / "data").mkdir()
+    pq.write_table(table, str(tmp_path / "hub" / "data" / "train.parquet"))
+    root = tmp_path / "hub"
+    listing = hf_datasets.list_hf_parquet(str(root), OPTIONS)
+    examples, skipped = read_all(listing, root)
+    assert [e[3] for e in examples.values()] == [data_in]
+    assert [s["path"] for s in skipped] == ["data/train.parquet#1", "data/train.parquet#2"]
+    assert all(f"outside the allowed roots ({root})" in s["reason"] for s in skipped)
+    widened = PipelineConfig.from_values(
+        allowed_root=str(tmp_path / "elsewhere")).ingest_options()
+    examples, skipped = fd.read_all(listing, root, hf_rows.read_hf_unit, widened)
+    assert skipped == [] and len(examples) == 3

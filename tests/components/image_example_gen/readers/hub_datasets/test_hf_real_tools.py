@@ -21,6 +21,7 @@ from tests.support.paths import MNIST_PNG, REPO
 pytestmark = pytest.mark.slow
 
 OPTIONS = PipelineConfig.from_values().ingest_options()
+READ_OPTIONS = PipelineConfig.from_values(allowed_root=str(MNIST_PNG)).ingest_options()
 NAMES = ["zero", "one", "two"]
 WRITER = REPO / "tests" / "support" / "hf_real_writer.py"
 
@@ -46,8 +47,9 @@ def written(tmp_path_factory):
 
 
 def _read(listing, root):
-    """{split: sorted [(image bytes, label id, class name)]}, and the skipped records."""
-    examples, skipped = fd.read_all(listing, root, hf_rows.read_hf_unit, OPTIONS)
+    """{split: sorted [(image bytes, label id, class name)]}, and the skipped records.
+    Rows that name their image files (to_parquet's) name the digits' folder: allowed."""
+    examples, skipped = fd.read_all(listing, root, hf_rows.read_hf_unit, READ_OPTIONS)
     found = {}
     for split, label, name, image in examples.values():
         found.setdefault(split, []).append((image, label, name))
@@ -62,7 +64,7 @@ def _expected(rows, classes=NAMES):
 @pytest.mark.parametrize("folder", ["hub", "card_only", "paths"])
 def test_hub_parquet_written_by_datasets(written, folder):
     """hub/ and card_only/ hold the image bytes; paths/ (to_parquet of image files) only
-    their absolute paths, which are read instead."""
+    their absolute paths, which are read instead (under --allowed-root)."""
     out, manifest = written
     if folder == "card_only" and not manifest["card"]:
         pytest.skip("this datasets version wrote no card")
