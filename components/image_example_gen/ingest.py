@@ -64,25 +64,15 @@ class _IngestShard(beam.DoFn):
         self._pending = []
 
     def process(self, line: str):
-        image_rows = shards.image_file_rows(line) if self._pool is not None else None
-        if image_rows is not None and any(files.is_remote(row[0]) for row in image_rows[2]):
-            image_rows = None  # a manifest's gs:// images: read here, by threads
-        if image_rows is not None:  # to a worker, untouched: no per-file work here
-            index, count, file_rows = image_rows
-            groups = {row[0]: self._groups[row[0]] for row in file_rows
-                      if row[0] in self._groups}
-            self._pending.append((index, count, self._pool.submit(
-                {**self._context(), "groups": groups}, shard_name(index, count), file_rows)))
+        index, count, rows = shards.shard_rows(line)
+        kind = shards.worker_kind(rows) if self._pool is not None else None
+        if kind == "files" and any(files.is_remote(row[1]) for row in rows):
+            kind = None  # a manifest's gs:// images: read here, by threads
+        if kind is not None:  # to a worker, untouched: no per-unit work here
+            self._pending.append((index, count, self._submit(kind, shard_name(index, count),
+                                                             rows)))
             return
-        unit_rows = shards.pooled_unit_rows(line) if self._pool is not None else None
-        if unit_rows is not None:
-            index, count, rows = unit_rows
-            context = {**self._context(), "options": dataclasses.asdict(self._options),
-                       "groups": self._groups}
-            self._pending.append((index, count, self._pool.submit_units(
-                context, shard_name(index, count), rows)))
-            return
-        index, count, units = shards.parse_shard(line)
+        units = shards.units_of(rows)
         if isinstance(units[0], ImageFile):
             jobs = read_file_jobs(units, self._root, self._classes, self._options, self._groups)
             items = encode.encode_files(jobs, self._options.max_pixels, hashing.ENABLED)
@@ -104,6 +94,17 @@ class _IngestShard(beam.DoFn):
                 else:
                     yield GlobalWindows.windowed_value(output)
         self._pending = []
+
+    def _submit(self, kind: str, name: str, rows: List[list]):
+        """A shard's rows to the encoder pool (shards.worker_kind); the result's future."""
+        if kind == "files":
+            file_rows = [row[1:] for row in rows]  # [relpath, label, split]
+            groups = {row[0]: self._groups[row[0]] for row in file_rows
+                      if row[0] in self._groups}
+            return self._pool.submit({**self._context(), "groups": groups}, name, file_rows)
+        context = {**self._context(), "options": dataclasses.asdict(self._options),
+                   "groups": self._groups}
+        return self._pool.submit_units(context, name, rows)
 
     def _context(self) -> dict:
         """What every shard request shares (see encode_worker.shard_request)."""

@@ -98,10 +98,22 @@ def manifest_lines(path: str) -> Iterator[str]:
         yield from f
 
 
+def shard_rows(line: str) -> Tuple[int, int, List[list]]:
+    """(index, count, [[unit type, *fields], ...]) of a manifest line: a shard as it goes
+    to an encoding worker, without building objects."""
+    index, count, rows = json.loads(line)
+    return index, count, rows
+
+
+def units_of(rows: List[list]) -> list:
+    """A shard's units, from its rows."""
+    return [_unit_from_json(row) for row in rows]
+
+
 def parse_shard(line: str) -> Shard:
     """One shard from its manifest line."""
-    index, count, rows = json.loads(line)
-    return index, count, [_unit_from_json(row) for row in rows]
+    index, count, rows = shard_rows(line)
+    return index, count, units_of(rows)
 
 
 # Row units a worker process reads (encode_worker): not array chunks, read into memory
@@ -109,19 +121,9 @@ def parse_shard(line: str) -> Shard:
 POOLED_UNITS = ("HfRows", "TfdsShard", "RecordFile")
 
 
-def pooled_unit_rows(line: str) -> Optional[Tuple[int, int, List[list]]]:
-    """(index, count, [[unit type, *fields], ...]) if the shard holds row units that
-    worker processes read, else None."""
-    index, count, rows = json.loads(line)
-    return (index, count, rows) if rows[0][0] in POOLED_UNITS else None
-
-
-def image_file_rows(line: str) -> Optional[Tuple[int, int, List[list]]]:
-    """(index, count, [[relpath, label, split], ...]) if the shard holds image files, else None.
-
-    Lets image shards go to encoding workers as they are, without building objects.
-    """
-    index, count, rows = json.loads(line)
-    if rows[0][0] != ImageFile.__name__:
-        return None
-    return index, count, [row[1:] for row in rows]
+def worker_kind(rows: List[list]) -> Optional[str]:
+    """"files" (image files) or "units" (row units) for a shard an encoding worker can
+    take (encode_worker's two requests); None for array chunks."""
+    kind = rows[0][0]
+    return "files" if kind == ImageFile.__name__ else "units" if kind in POOLED_UNITS \
+        else None
