@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.readers.manifests.manifest_rows import (
-    Row, RowChecks, is_split_value, list_rows, looks_like_image)
+    Row, RowChecks, is_split_value, list_rows, looks_like_image, unknown_use)
 from core.storage import files
 
 ML_USE_KEY = "aiplatform.googleapis.com/ml_use"
@@ -52,15 +52,13 @@ def _vertex_csv_row(number: int, cells: List[str], checks: RowChecks) -> Optiona
     cells = [cell.strip() for cell in cells]
     if len(cells) == 3:
         if cells[0] and not is_split_value(cells[0]):
-            return checks.refuse(number, f"unknown ML_USE {cells[0]!r}; expected training, "
-                                 "validation, test or unassigned")
+            return checks.refuse(number, unknown_use(cells[0]))
         return Row(number, cells[1], cells[2], cells[0])
     if len(cells) == 2:
         if is_split_value(cells[0]):
             return Row(number, cells[1], None, cells[0])
         if looks_like_image(cells[1]) and not looks_like_image(cells[0]):
-            return checks.refuse(number, f"unknown ML_USE {cells[0]!r}; expected training, "
-                                 "validation, test or unassigned")
+            return checks.refuse(number, unknown_use(cells[0]))
         return Row(number, cells[0], cells[1])
     if len(cells) == 1:
         return Row(number, cells[0], None)

@@ -50,6 +50,11 @@ def looks_like_image(cell: str) -> bool:
     return files.is_remote(cell) or is_image_name(os.path.basename(cell))
 
 
+def unknown_use(value: str, what: str = "ML_USE") -> str:
+    """Why a row's ML_USE (or split) cell is refused."""
+    return f"unknown {what} {value!r}; expected training, validation, test or unassigned"
+
+
 def is_split_value(cell: str) -> bool:
     """Whether a cell is an ML_USE or split value (any case)."""
     return cell.strip().lower() in SPLIT_VALUES and cell.strip() != ""
@@ -79,8 +84,7 @@ class RowChecks:
         """(location, split) of a row that passes, else None (refused, with the reason)."""
         use = (row.use or "").strip().lower()
         if use not in SPLIT_VALUES:
-            return self.refuse(row.number, f"unknown ML_USE/split {row.use!r}; expected "
-                               "training, validation, test or unassigned")
+            return self.refuse(row.number, unknown_use(row.use, "ML_USE/split"))
         if not (row.image or "").strip():
             return self.refuse(row.number, "no image path")
         if not (row.label or "").strip():
