@@ -1,6 +1,7 @@
 """Existing TFRecords of tf.Example, with user-named image and label keys."""
 import dataclasses
 import os
+import re
 from typing import Iterator, List, Optional
 
 import tensorflow as tf
@@ -93,3 +94,11 @@ def sample_images(root: str, listing: Listing, options: IngestOptions, count: in
         if len(found) == count:
             break
     return found
+
+
+def record_error(error: "tf.errors.OpError") -> str:
+    """The OS-level part of a tf.data error: 'truncated record at 1710', without the
+    '{{function_node __wrapped__IteratorGetNext...}}' wrapper TF puts around it."""
+    found = re.search(r"(truncated record at \d+|corrupted record at \d+|"
+                      r"Data loss: [^\[{]+)", error.message)
+    return found.group(1).strip() if found else error.message

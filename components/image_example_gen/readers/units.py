@@ -5,7 +5,6 @@ an array chunk or a TFRecord file into encoded examples or skipped records
 ({"path", "reason"}).
 """
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -18,7 +17,7 @@ from components.image_example_gen.encoding import encode
 from components.image_example_gen.readers.arrays import ArrayChunk, encode_png, read_chunk
 from components.image_example_gen.readers.folder_tree import DatasetError, ImageFile
 from components.image_example_gen.options import IngestOptions
-from components.image_example_gen.readers.tfrecords import RecordFile, iter_records
+from components.image_example_gen.readers.tfrecords import RecordFile, iter_records, record_error
 from components.image_example_gen.readers.hub_datasets.hf_rows import HfRows, read_hf_unit
 from components.image_example_gen.readers.hub_datasets.tfds_folders import TfdsShard, read_tfds_unit
 from core.storage import files
@@ -157,15 +156,7 @@ def _read_record_file(unit: RecordFile, root: str, options: IngestOptions,
                                   groups)
             count += 1
     except tf.errors.OpError as e:  # truncated or corrupt: keep what was read, report the rest
-        yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {_tf_reason(e)}"}
-
-
-def _tf_reason(error) -> str:
-    """The OS-level part of a tf.data error: 'truncated record at 1710', without the
-    '{{function_node __wrapped__IteratorGetNext...}}' wrapper TF puts around it."""
-    found = re.search(r"(truncated record at \d+|corrupted record at \d+|"
-                      r"Data loss: [^\[{]+)", error.message)
-    return found.group(1).strip() if found else error.message
+        yield {"path": f"{name}#{count}+", "reason": f"unreadable TFRecord: {record_error(e)}"}
 
 
 def read_unit(unit, root: str, classes: Optional[List[str]], options: IngestOptions,

@@ -16,7 +16,7 @@ from components.image_example_gen.encoding import encode
 from components.image_example_gen.options import IngestOptions
 from components.image_example_gen.readers.folder_tree import DatasetError, Listing
 from components.image_example_gen.readers.hub_datasets.labelled_rows import encode_row, split_roles
-from components.image_example_gen.readers.tfrecords import iter_records
+from components.image_example_gen.readers.tfrecords import iter_records, record_error
 from core.storage import files
 
 INFO_FILE, FEATURES_FILE = "dataset_info.json", "features.json"
@@ -195,7 +195,7 @@ def read_tfds_unit(unit: TfdsShard, root: str, classes: List[str], options: Inge
             count += 1
     except tf.errors.OpError as e:
         yield {"path": f"{unit.path}#{count}+",
-               "reason": f"unreadable TFRecord: {e.message.splitlines()[0]}"}
+               "reason": f"unreadable TFRecord: {record_error(e)}"}
 
 
 def sample_tfds_images(root: str, listing: Listing, count: int) -> List[bytes]:
